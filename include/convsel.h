@@ -1,0 +1,263 @@
+/*
+ * convsel — choose, per layer, how a CNN's convolutions are computed on a CPU.
+ *
+ * Public API. Everything exported starts with convsel_. Fallible calls return
+ * a convsel_status and write results through out-parameters; the detail text
+ * of the last failure on this thread is convsel_last_error().
+ *
+ * Ownership: the caller owns every tensor buffer; the library never keeps a
+ * pointer to one past the call. Handles come in _create/_destroy pairs and
+ * _destroy(NULL) does nothing. A const char * returned by a handle belongs to
+ * that handle.
+ */
+#ifndef CONVSEL_H
+#define CONVSEL_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define CONVSEL_VERSION_MAJOR 0
+#define CONVSEL_VERSION_MINOR 1
+#define CONVSEL_VERSION_PATCH 0
+#define CONVSEL_VERSION_STRING "0.1.0"
+
+/* ---------------------------------------------------------------- status */
+
+/* X(name, text): the enum and its text come from one table so they cannot drift. */
+#define CONVSEL_STATUS_MAP(X)                                                  \
+    X(OK, "success")                                                           \
+    X(INVALID_ARGUMENT, "invalid argument")                                    \
+    X(PARSE_ERROR, "parse error")                                              \
+    X(UNSUPPORTED, "unsupported")                                              \
+    X(NOT_APPLICABLE, "primitive not applicable to this problem")             \
+    X(OUT_OF_MEMORY, "out of memory")                                          \
+    X(TOO_LARGE, "problem too large")                                          \
+    X(IO_ERROR, "i/o error")                                                   \
+    X(CORRUPT, "corrupt or foreign file")                                      \
+    X(VERSION_MISMATCH, "unknown file format version")                         \
+    X(NOT_FOUND, "not found")                                                  \
+    X(INTERRUPTED, "interrupted")                                              \
+    X(BACKEND_ERROR, "backend library error")
+
+typedef enum {
+#define CONVSEL_STATUS_ENUM(name, text) CONVSEL_##name,
+    CONVSEL_STATUS_MAP(CONVSEL_STATUS_ENUM)
+#undef CONVSEL_STATUS_ENUM
+    CONVSEL_STATUS_COUNT
+} convsel_status;
+
+/* Short fixed text of a status ("parse error"). Never NULL. */
+const char *convsel_status_str(convsel_status status);
+
+/* Detail of the last failed call on this thread ("line 12: unknown key 'xz'"),
+ * or "" when none. Valid until the next failing call on this thread. */
+const char *convsel_last_error(void);
+
+/* ---------------------------------------------------------------- problem */
+
+#define CONVSEL_NAME_MAX 128
+
+/*
+ * A 2D, f32, forward-inference convolution without bias. Dilation follows
+ * oneDNN: 0 means none (the kernel's taps are dh+1 apart). Padding ph/pw is
+ * the top/left padding; the bottom/right padding is implied by the output
+ * size (convsel_problem_pad_bottom/right), as in benchdnn, and may be
+ * negative when trailing input rows are never read (strided layers).
+ * repeat is the "*N" of a benchdnn name: how often the layer occurs.
+ */
+typedef struct convsel_problem {
+    int64_t g, mb;
+    int64_t ic, ih, iw;
+    int64_t oc, oh, ow;
+    int64_t kh, kw;
+    int64_t sh, sw;
+    int64_t ph, pw;
+    int64_t dh, dw;
+    int repeat;
+    char name[CONVSEL_NAME_MAX]; /* without the "*N" suffix */
+} convsel_problem;
+
+/*
+ * Parses one benchdnn convolution descriptor ("mb1ic64ih56oc64oh56kh3ph1n\"x\"").
+ * Missing keys take benchdnn's defaults (g1, mb2, stride 1, padding 0,
+ * dilation 0, iw/ow/kw/sw/pw/dw copy the h value, output sizes deduced) and
+ * the result is validated (convsel_problem_validate).
+ * Returns OK, PARSE_ERROR (unknown key or bad token, named in the detail),
+ * UNSUPPORTED (1D/3D), INVALID_ARGUMENT (inconsistent sizes) or TOO_LARGE.
+ */
+convsel_status convsel_problem_parse(const char *desc, convsel_problem *problem);
+
+/* Writes the canonical descriptor of problem into buf (NUL-terminated,
+ * truncated to size). Parsing it gives back the same problem. Returns the
+ * length the full string needs, as snprintf does. */
+int convsel_problem_format(const convsel_problem *problem, char *buf, size_t size);
+
+/* Checks sizes: positive dimensions, channels divisible by groups, an output
+ * size consistent with input, kernel, stride, padding and dilation, a kernel
+ * no larger than the padded input, and every tensor's byte count below
+ * convsel_max_tensor_bytes(). Returns OK, INVALID_ARGUMENT or TOO_LARGE. */
+convsel_status convsel_problem_validate(const convsel_problem *problem);
+
+int64_t convsel_problem_pad_bottom(const convsel_problem *problem);
+int64_t convsel_problem_pad_right(const convsel_problem *problem);
+
+/* Multiply-adds × 2 of the direct algorithm (the FLOPs every primitive is
+ * credited with, Winograd included). */
+double convsel_problem_flops(const convsel_problem *problem);
+
+/* Element counts of the plain tensors: src mb×ic×ih×iw, weights
+ * g×(oc/g)×(ic/g)×kh×kw, dst mb×oc×oh×ow. */
+size_t convsel_problem_src_elems(const convsel_problem *problem);
+size_t convsel_problem_weights_elems(const convsel_problem *problem);
+size_t convsel_problem_dst_elems(const convsel_problem *problem);
+
+/* Largest tensor convsel accepts, in bytes (default 4 GiB; the environment
+ * variable CONVSEL_MAX_TENSOR_BYTES overrides it). */
+size_t convsel_max_tensor_bytes(void);
+
+/* ---------------------------------------------------------------- network */
+
+typedef struct convsel_network convsel_network;
+
+/*
+ * Reads a network file: one descriptor per line, '#' starts a comment, blank
+ * lines ignored. mb > 0 overrides every layer's batch (0 keeps the file's).
+ * Errors name the file and line. Returns OK, IO_ERROR, PARSE_ERROR,
+ * UNSUPPORTED, INVALID_ARGUMENT or TOO_LARGE.
+ */
+convsel_status convsel_network_load(const char *path, int64_t mb, convsel_network **network);
+
+/* A network of one layer, from a descriptor (for the CLI's DESC arguments). */
+convsel_status convsel_network_from_desc(const char *desc, int64_t mb, convsel_network **network);
+
+void convsel_network_destroy(convsel_network *network);
+size_t convsel_network_size(const convsel_network *network); /* lines, not repeats */
+const convsel_problem *convsel_network_layer(const convsel_network *network, size_t i);
+const char *convsel_network_name(const convsel_network *network);
+
+/* ---------------------------------------------------------------- layouts */
+
+/*
+ * Activation layouts. Blocked layouts (nChw8c, nChw16c) pad the channel count
+ * up to a multiple of the block; padded channels hold zeros.
+ */
+#define CONVSEL_LAYOUT_MAP(X)                                                  \
+    X(NCHW, "nchw", 1)                                                         \
+    X(NHWC, "nhwc", 1)                                                         \
+    X(NCHW8C, "nChw8c", 8)                                                     \
+    X(NCHW16C, "nChw16c", 16)
+
+typedef enum {
+#define CONVSEL_LAYOUT_ENUM(name, text, block) CONVSEL_LAYOUT_##name,
+    CONVSEL_LAYOUT_MAP(CONVSEL_LAYOUT_ENUM)
+#undef CONVSEL_LAYOUT_ENUM
+    CONVSEL_LAYOUT_COUNT
+} convsel_layout;
+
+const char *convsel_layout_name(convsel_layout layout);
+/* Parses "nchw", "nhwc", "nChw8c", "nChw16c". Returns OK or INVALID_ARGUMENT. */
+convsel_status convsel_layout_parse(const char *text, convsel_layout *layout);
+/* Elements of an activation tensor of mb×c×h×w in layout (channels padded). */
+size_t convsel_layout_elems(convsel_layout layout, int64_t mb, int64_t c, int64_t h, int64_t w);
+
+/* 64-byte aligned allocation for tensors; free with convsel_free. */
+void *convsel_alloc(size_t bytes);
+void convsel_free(void *ptr);
+
+/* ---------------------------------------------------------------- ISA */
+
+#define CONVSEL_ISA_MAP(X)                                                     \
+    X(SCALAR, "scalar")                                                        \
+    X(SSE41, "sse41")                                                          \
+    X(AVX2, "avx2")                                                            \
+    X(AVX512, "avx512")
+
+typedef enum {
+#define CONVSEL_ISA_ENUM(name, text) CONVSEL_ISA_##name,
+    CONVSEL_ISA_MAP(CONVSEL_ISA_ENUM)
+#undef CONVSEL_ISA_ENUM
+    CONVSEL_ISA_COUNT
+} convsel_isa;
+
+const char *convsel_isa_name(convsel_isa isa);
+convsel_status convsel_isa_parse(const char *text, convsel_isa *isa);
+
+/*
+ * Caps the instruction set of every primitive: oneDNN's maximum ISA, the own
+ * kernels' dispatch, and (through OPENBLAS_CORETYPE, which OpenBLAS reads only
+ * when it loads) OpenBLAS's kernels. Must be called before any primitive is
+ * created; the environment variable CONVSEL_ISA does the same at the first
+ * call into the library. Returns OK, INVALID_ARGUMENT (after primitives were
+ * created) or BACKEND_ERROR.
+ */
+convsel_status convsel_set_isa(convsel_isa cap);
+
+/* The ISA in force: min(cap, what this CPU supports). */
+convsel_isa convsel_get_isa(void);
+
+/* ---------------------------------------------------------------- primitives */
+
+/* Number of primitives in the catalogue, and the i-th one's properties. */
+size_t convsel_primitive_count(void);
+const char *convsel_primitive_name(size_t i);
+const char *convsel_primitive_family(size_t i);
+/* Expected max|y - y_ref| / max|y_ref| on real layers (Winograd's is larger). */
+double convsel_primitive_expected_error(size_t i);
+/* 1 when the primitive is only for testing (the reference) and never selected. */
+int convsel_primitive_is_reference(size_t i);
+/* Index of a primitive by name. Returns OK or NOT_FOUND. */
+convsel_status convsel_primitive_find(const char *name, size_t *index);
+
+/* 1 if primitive i can compute problem; otherwise 0 and, when why is not NULL,
+ * the reason in why. */
+int convsel_primitive_applicable(size_t i, const convsel_problem *problem, char *why, size_t why_size);
+
+typedef struct convsel_instance convsel_instance;
+
+/*
+ * Creates primitive i for problem on threads OpenMP threads. weights are the
+ * plain goihw f32 weights (g × oc/g × ic/g × kh × kw); they are copied,
+ * transformed and reordered here, so run() costs only the convolution.
+ * Returns OK, NOT_APPLICABLE, OUT_OF_MEMORY, INVALID_ARGUMENT or BACKEND_ERROR.
+ */
+convsel_status convsel_instance_create(size_t i, const convsel_problem *problem, int threads,
+                                       const float *weights, convsel_instance **instance);
+void convsel_instance_destroy(convsel_instance *instance);
+
+/* src in convsel_instance_src_layout, dst in convsel_instance_dst_layout,
+ * sized by convsel_layout_elems. Any alignment; 64 bytes is fastest. */
+convsel_status convsel_instance_run(convsel_instance *instance, const float *src, float *dst);
+
+convsel_layout convsel_instance_src_layout(const convsel_instance *instance);
+convsel_layout convsel_instance_dst_layout(const convsel_instance *instance);
+size_t convsel_instance_workspace_bytes(const convsel_instance *instance);
+size_t convsel_instance_primitive(const convsel_instance *instance);
+
+/* ---------------------------------------------------------------- reorders */
+
+typedef struct convsel_reorder convsel_reorder;
+
+/* A oneDNN reorder of an mb×c×h×w activation tensor between two layouts. */
+convsel_status convsel_reorder_create(int64_t mb, int64_t c, int64_t h, int64_t w, convsel_layout from,
+                                      convsel_layout to, int threads, convsel_reorder **reorder);
+convsel_status convsel_reorder_run(convsel_reorder *reorder, const float *src, float *dst);
+void convsel_reorder_destroy(convsel_reorder *reorder);
+
+/* ---------------------------------------------------------------- reference helpers */
+
+/* Fills buf with n uniform values in [-1, 1) from a seeded generator
+ * (deterministic across platforms). */
+void convsel_fill_random(float *buf, size_t n, uint64_t seed);
+
+/* max|y - y_ref| / max|y_ref| over n values (0 when both are all zero). */
+double convsel_rel_error(const float *y, const float *y_ref, size_t n);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* CONVSEL_H */

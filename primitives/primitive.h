@@ -1,0 +1,46 @@
+/*
+ * The one function table every primitive fills (as ggml's backends and
+ * oneDNN's implementation lists do). A primitive is a
+ * `const struct convsel_primitive` in its family's file, registered by one
+ * line in primitives/registry.c.
+ */
+#ifndef CONVSEL_PRIMITIVE_H
+#define CONVSEL_PRIMITIVE_H
+
+#include <stddef.h>
+
+#include "convsel.h"
+
+/* What create() fills in: the layouts the instance consumes and produces, the
+ * scratch it holds, and its private state. */
+struct convsel_impl {
+    convsel_layout src_layout;
+    convsel_layout dst_layout;
+    size_t workspace_bytes;
+    void *state;
+};
+
+struct convsel_primitive {
+    const char *name;
+    const char *family;
+    /* Expected max|y - y_ref| / max|y_ref| on real network layers; tests use a
+     * threshold derived from it and the selector's --max-error compares to it. */
+    double expected_error;
+    int is_reference;
+    /* 1 if the primitive computes problem; else 0 and a reason in why. Must not
+     * allocate or touch a backend beyond what the decision needs. */
+    int (*applicable)(const convsel_problem *problem, char *why, size_t why_size);
+    /* weights: plain goihw. Transforms and reorders of the weights happen here.
+     * Called only on problems applicable() accepted (it may still fail, e.g.
+     * NOT_APPLICABLE when a backend refuses). */
+    convsel_status (*create)(const convsel_problem *problem, int threads, const float *weights,
+                             struct convsel_impl *impl);
+    convsel_status (*run)(const struct convsel_impl *impl, const float *src, float *dst);
+    void (*destroy)(struct convsel_impl *impl);
+};
+
+/* The registry, in the order candidates are listed. */
+extern const struct convsel_primitive *const convsel_primitives[];
+extern const size_t convsel_primitives_count;
+
+#endif

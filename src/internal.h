@@ -1,0 +1,41 @@
+/*
+ * Internal helpers shared across the library's files. Never installed.
+ */
+#ifndef CONVSEL_INTERNAL_H
+#define CONVSEL_INTERNAL_H
+
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "convsel.h"
+
+#if defined(__GNUC__)
+#define CONVSEL_PRINTF(a, b) __attribute__((format(printf, a, b)))
+#else
+#define CONVSEL_PRINTF(a, b)
+#endif
+
+/* Sets this thread's last-error detail and returns status, so that a failure
+ * reads: return convsel_error(CONVSEL_PARSE_ERROR, "line %d: ...", line); */
+convsel_status convsel_error(convsel_status status, const char *fmt, ...) CONVSEL_PRINTF(2, 3);
+void convsel_error_clear(void);
+
+/* Applies CONVSEL_ISA from the environment once; every entry point that
+ * creates primitives calls it first. */
+void convsel_isa_init_from_env(void);
+/* Marks that a backend was initialised, after which the ISA can no longer change. */
+void convsel_isa_lock(void);
+
+/* Sets OpenMP's and OpenBLAS's thread counts for the next call. */
+void convsel_threads_set(int threads);
+
+/* Monotonic time in seconds. */
+double convsel_now(void);
+
+#define CONVSEL_MIN(a, b) ((a) < (b) ? (a) : (b))
+#define CONVSEL_MAX(a, b) ((a) > (b) ? (a) : (b))
+#define CONVSEL_DIV_UP(a, b) (((a) + (b)-1) / (b))
+#define CONVSEL_ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
+
+#endif

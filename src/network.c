@@ -1,0 +1,178 @@
+/* Network files: one benchdnn descriptor per line, '#' comments. */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "internal.h"
+
+struct convsel_network {
+    char *name;
+    convsel_problem *layers;
+    size_t count, capacity;
+};
+
+static convsel_network *network_new(const char *name)
+{
+    convsel_network *net = calloc(1, sizeof *net);
+    if (!net)
+        return NULL;
+    net->name = strdup(name);
+    if (!net->name) {
+        free(net);
+        return NULL;
+    }
+    return net;
+}
+
+static convsel_status network_push(convsel_network *net, const convsel_problem *p)
+{
+    if (net->count == net->capacity) {
+        size_t cap = net->capacity ? 2 * net->capacity : 16;
+        convsel_problem *layers = realloc(net->layers, cap * sizeof *layers);
+        if (!layers)
+            return convsel_error(CONVSEL_OUT_OF_MEMORY, "out of memory reading network");
+        net->layers = layers;
+        net->capacity = cap;
+    }
+    net->layers[net->count++] = *p;
+    return CONVSEL_OK;
+}
+
+static convsel_status apply_mb(convsel_problem *p, int64_t mb)
+{
+    if (mb > 0) {
+        p->mb = mb;
+        return convsel_problem_validate(p);
+    }
+    return CONVSEL_OK;
+}
+
+/* Cuts a '#' comment (outside a quoted name) and surrounding blanks. */
+static char *strip_line(char *line)
+{
+    int quoted = 0;
+    for (char *c = line; *c; c++) {
+        if (*c == '"')
+            quoted = !quoted;
+        else if (*c == '#' && !quoted) {
+            *c = '\0';
+            break;
+        }
+    }
+    while (*line == ' ' || *line == '\t')
+        line++;
+    size_t n = strlen(line);
+    while (n && (line[n - 1] == ' ' || line[n - 1] == '\t' || line[n - 1] == '\n' || line[n - 1] == '\r'))
+        line[--n] = '\0';
+    return line;
+}
+
+/* The network's name: the file name without directory and extension. */
+static void base_name(const char *path, char *out, size_t size)
+{
+    const char *slash = strrchr(path, '/');
+    const char *base = slash ? slash + 1 : path;
+    snprintf(out, size, "%s", base);
+    char *dot = strrchr(out, '.');
+    if (dot && dot != out)
+        *dot = '\0';
+}
+
+convsel_status convsel_network_load(const char *path, int64_t mb, convsel_network **network)
+{
+    char name[256];
+    if (!path || !network)
+        return convsel_error(CONVSEL_INVALID_ARGUMENT, "network path is NULL");
+    *network = NULL;
+    if (mb < 0)
+        return convsel_error(CONVSEL_INVALID_ARGUMENT, "--mb must be positive (got %lld)", (long long)mb);
+    FILE *f = fopen(path, "r");
+    if (!f)
+        return convsel_error(CONVSEL_IO_ERROR, "%s: %s", path, strerror(errno));
+    base_name(path, name, sizeof name);
+    convsel_network *net = network_new(name);
+    if (!net) {
+        fclose(f);
+        return convsel_error(CONVSEL_OUT_OF_MEMORY, "out of memory reading %s", path);
+    }
+    char *line = NULL;
+    size_t cap = 0;
+    int lineno = 0;
+    convsel_status st = CONVSEL_OK;
+    while (getline(&line, &cap, f) >= 0) {
+        lineno++;
+        char *text = strip_line(line);
+        if (!*text)
+            continue;
+        convsel_problem p;
+        st = convsel_problem_parse(text, &p);
+        if (st == CONVSEL_OK)
+            st = apply_mb(&p, mb);
+        if (st == CONVSEL_OK)
+            st = network_push(net, &p);
+        if (st != CONVSEL_OK) {
+            convsel_error(st, "%s:%d: %s", path, lineno, convsel_last_error());
+            break;
+        }
+    }
+    if (st == CONVSEL_OK && ferror(f))
+        st = convsel_error(CONVSEL_IO_ERROR, "%s: read error", path);
+    if (st == CONVSEL_OK && net->count == 0)
+        st = convsel_error(CONVSEL_PARSE_ERROR, "%s: no convolution layers in the file", path);
+    free(line);
+    fclose(f);
+    if (st != CONVSEL_OK) {
+        convsel_network_destroy(net);
+        return st;
+    }
+    *network = net;
+    return CONVSEL_OK;
+}
+
+convsel_status convsel_network_from_desc(const char *desc, int64_t mb, convsel_network **network)
+{
+    convsel_problem p;
+    if (!network)
+        return convsel_error(CONVSEL_INVALID_ARGUMENT, "network out-parameter is NULL");
+    *network = NULL;
+    convsel_status st = convsel_problem_parse(desc, &p);
+    if (st == CONVSEL_OK)
+        st = apply_mb(&p, mb);
+    if (st != CONVSEL_OK)
+        return st;
+    convsel_network *net = network_new(p.name[0] ? p.name : "layer");
+    if (!net)
+        return convsel_error(CONVSEL_OUT_OF_MEMORY, "out of memory");
+    st = network_push(net, &p);
+    if (st != CONVSEL_OK) {
+        convsel_network_destroy(net);
+        return st;
+    }
+    *network = net;
+    return CONVSEL_OK;
+}
+
+void convsel_network_destroy(convsel_network *network)
+{
+    if (!network)
+        return;
+    free(network->layers);
+    free(network->name);
+    free(network);
+}
+
+size_t convsel_network_size(const convsel_network *network)
+{
+    return network ? network->count : 0;
+}
+
+const convsel_problem *convsel_network_layer(const convsel_network *network, size_t i)
+{
+    return network && i < network->count ? &network->layers[i] : NULL;
+}
+
+const char *convsel_network_name(const convsel_network *network)
+{
+    return network ? network->name : NULL;
+}
