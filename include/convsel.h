@@ -205,6 +205,8 @@ convsel_isa convsel_get_isa(void);
 size_t convsel_primitive_count(void);
 const char *convsel_primitive_name(size_t i);
 const char *convsel_primitive_family(size_t i);
+/* The activation layouts the primitive uses ("nchw", "any (oneDNN picks)"). */
+const char *convsel_primitive_layouts(size_t i);
 /* Expected max|y - y_ref| / max|y_ref| on real layers (Winograd's is larger). */
 double convsel_primitive_expected_error(size_t i);
 /* 1 when the primitive is only for testing (the reference) and never selected. */
@@ -246,6 +248,82 @@ convsel_status convsel_reorder_create(int64_t mb, int64_t c, int64_t h, int64_t 
                                       convsel_layout to, int threads, convsel_reorder **reorder);
 convsel_status convsel_reorder_run(convsel_reorder *reorder, const float *src, float *dst);
 void convsel_reorder_destroy(convsel_reorder *reorder);
+
+/* ---------------------------------------------------------------- timing */
+
+/*
+ * Candidates are timed interleaved in short rounds (A B C A B C ...) after a
+ * warm-up, in one process: on noisy shared machines separate runs drift 1.4×
+ * while interleaved rounds agree within ~1%.
+ */
+typedef struct convsel_timing_options {
+    double warmup_s;      /* warm-up time per candidate before measuring (default 0.05) */
+    int min_rounds;       /* at least this many timed runs of each candidate (default 5) */
+    int max_rounds;       /* at most this many (default 1000) */
+    double max_time_s;    /* stop after this much total time once min_rounds are done (default 2) */
+    double target_rel_ci; /* stop when every median is known to ± this fraction (default 0.02) */
+    double settle_s;      /* pause when the thread count changes between calls (default 0.15) */
+} convsel_timing_options;
+
+/* Fills opts with the defaults above. */
+void convsel_timing_options_default(convsel_timing_options *opts);
+
+typedef struct convsel_timing {
+    double min_ms, p10_ms, median_ms, p90_ms;
+    int runs;
+} convsel_timing;
+
+/* A timed candidate: run(ctx) does one execution. */
+typedef convsel_status (*convsel_timed_fn)(void *ctx);
+
+/*
+ * Times n candidates interleaved. fns[i](ctxs[i]) runs candidate i; results[i]
+ * receives its statistics. A candidate that fails stops the measurement with
+ * its status. Returns OK, INVALID_ARGUMENT or the failing candidate's status.
+ */
+convsel_status convsel_time_interleaved(size_t n, const convsel_timed_fn *fns, void *const *ctxs,
+                                        const convsel_timing_options *opts, convsel_timing *results);
+
+/* The measurement of one primitive on one problem, as bench-layer and the
+ * profiler make it. */
+typedef struct convsel_measurement {
+    size_t primitive;      /* index in the catalogue */
+    int applicable;        /* 0: why holds the reason, the rest is unset */
+    char why[160];
+    convsel_layout src_layout, dst_layout;
+    double create_ms;      /* time convsel_instance_create took */
+    convsel_timing timing; /* of convsel_instance_run alone */
+    double gflops;         /* convsel_problem_flops / median time */
+} convsel_measurement;
+
+/*
+ * Creates every selected primitive (selected[i] != 0, or all non-reference
+ * primitives when selected is NULL) on problem with random weights and input,
+ * and times the applicable ones interleaved. out has convsel_primitive_count()
+ * entries; inapplicable or unselected primitives get applicable = 0.
+ * Returns OK, or the first error that is not NOT_APPLICABLE.
+ */
+convsel_status convsel_measure_problem(const convsel_problem *problem, int threads, const unsigned char *selected,
+                                       const convsel_timing_options *opts, convsel_measurement *out);
+
+/* ---------------------------------------------------------------- CPU fingerprint */
+
+typedef struct convsel_fingerprint {
+    char vendor[32];        /* "GenuineIntel", "AuthenticAMD" */
+    char model_name[128];   /* /proc/cpuinfo's model name */
+    char microarch[32];     /* e.g. "cascadelake", "zen4", or "family-6-model-85" */
+    char isa_flags[256];    /* space-separated: sse41 avx avx2 fma avx512f avx512bw avx512vnni ... */
+    convsel_isa isa_cap;    /* the cap convsel ran under */
+    int cores;              /* logical CPUs available */
+    int64_t l1d_bytes, l2_bytes, l3_bytes; /* per core for L1/L2, total for L3 */
+    char onednn_version[32];
+    char openblas_version[96];
+} convsel_fingerprint;
+
+/* Reads this machine's fingerprint (with the ISA cap in force). */
+convsel_status convsel_fingerprint_get(convsel_fingerprint *fingerprint);
+/* 1 when a and b describe the same CPU and cap (library versions ignored). */
+int convsel_fingerprint_same_cpu(const convsel_fingerprint *a, const convsel_fingerprint *b);
 
 /* ---------------------------------------------------------------- reference helpers */
 

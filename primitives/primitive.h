@@ -23,6 +23,9 @@ struct convsel_impl {
 struct convsel_primitive {
     const char *name;
     const char *family;
+    /* The activation layouts, for listings: "nchw", "nChw16c", or
+     * "any (oneDNN picks)" when create() decides. */
+    const char *layouts;
     /* Expected max|y - y_ref| / max|y_ref| on real network layers; tests use a
      * threshold derived from it and the selector's --max-error compares to it. */
     double expected_error;

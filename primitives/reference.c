@@ -93,6 +93,7 @@ static void reference_destroy(struct convsel_impl *impl)
 const struct convsel_primitive convsel_reference = {
     .name = "reference",
     .family = "reference",
+    .layouts = "nchw",
     .expected_error = 0.0,
     .is_reference = 1,
     .applicable = reference_applicable,

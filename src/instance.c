@@ -34,6 +34,11 @@ const char *convsel_primitive_family(size_t i)
     return primitive_at(i) ? primitive_at(i)->family : NULL;
 }
 
+const char *convsel_primitive_layouts(size_t i)
+{
+    return primitive_at(i) ? primitive_at(i)->layouts : NULL;
+}
+
 double convsel_primitive_expected_error(size_t i)
 {
     return primitive_at(i) ? primitive_at(i)->expected_error : 0.0;
