@@ -325,6 +325,161 @@ convsel_status convsel_fingerprint_get(convsel_fingerprint *fingerprint);
 /* 1 when a and b describe the same CPU and cap (library versions ignored). */
 int convsel_fingerprint_same_cpu(const convsel_fingerprint *a, const convsel_fingerprint *b);
 
+/* ---------------------------------------------------------------- datasets */
+
+/* What a record measured: a convolution primitive on a problem, or a reorder
+ * of the problem's src-shaped activation (mb × ic × ih × iw) between layouts. */
+typedef enum { CONVSEL_RECORD_CONV = 0, CONVSEL_RECORD_REORDER = 1 } convsel_record_kind;
+
+typedef struct convsel_record {
+    convsel_record_kind kind;
+    convsel_problem problem;
+    char primitive[32];        /* conv: primitive name; reorder: "reorder" */
+    convsel_layout from, to;   /* conv: the instance's src/dst layouts; reorder: from → to */
+    int threads;
+    convsel_isa isa;           /* the cap in force */
+    uint32_t fingerprint;      /* index into the dataset's fingerprints */
+    double min_ms, p10_ms, median_ms, p90_ms;
+    int runs;
+    double create_ms;
+} convsel_record;
+
+typedef struct convsel_dataset convsel_dataset;
+
+/*
+ * Loads a dataset file (docs/dataset-format.md). A truncated tail is tolerated:
+ * every whole record is kept and a warning is available through
+ * convsel_dataset_warning(). A foreign, corrupt or unknown-version file fails
+ * with CORRUPT / VERSION_MISMATCH and a detail naming the file and offset.
+ */
+convsel_status convsel_dataset_load(const char *path, convsel_dataset **dataset);
+/* An empty in-memory dataset (to merge into, or to split). */
+convsel_status convsel_dataset_create(convsel_dataset **dataset);
+void convsel_dataset_destroy(convsel_dataset *dataset);
+size_t convsel_dataset_size(const convsel_dataset *dataset);
+const convsel_record *convsel_dataset_record(const convsel_dataset *dataset, size_t i);
+size_t convsel_dataset_fingerprint_count(const convsel_dataset *dataset);
+const convsel_fingerprint *convsel_dataset_fingerprint(const convsel_dataset *dataset, size_t i);
+/* "" when loading found nothing to warn about. */
+const char *convsel_dataset_warning(const convsel_dataset *dataset);
+
+/* ---------------------------------------------------------------- plans */
+
+/*
+ * A network is read as a sequence: layer i feeds layer i+1 when the shapes
+ * connect (i+1's mb, input channels and size equal i's output). Where they do
+ * not, the tensor crosses the boundary in one network-wide layout (the plan's
+ * boundary_layout), so every such layer pays an exit and an entry reorder;
+ * the network's input and output are in the boundary layout too.
+ * docs/selection.md describes the model.
+ */
+typedef struct convsel_plan_layer {
+    convsel_problem problem;     /* one copy per repeat: "*N" is expanded */
+    int connected;               /* 1 when the previous layer feeds this one */
+    char primitive[32];
+    convsel_layout src_layout, dst_layout;
+    double conv_ms;              /* predicted (or measured) time of the convolution */
+    double reorder_in_ms;        /* reorder(s) before this layer: from the previous
+                                    layer's dst or from the boundary layout */
+    double reorder_out_ms;       /* exit reorder to the boundary layout (0 if connected onward) */
+    char runner_up[32];          /* best alternative primitive for this layer, "" if none */
+    double runner_up_margin_ms;  /* total network cost through it minus the plan's */
+    int verified;                /* 1 when --verify timed the candidates here */
+} convsel_plan_layer;
+
+typedef struct convsel_plan {
+    char network[128];
+    int64_t mb;
+    int threads;
+    char model_id[64];           /* "measured" for plans from measurements */
+    convsel_fingerprint cpu;
+    convsel_layout boundary_layout;
+    size_t n_layers;
+    convsel_plan_layer *layers;  /* owned by the plan */
+    double total_ms;             /* conv + reorders */
+    double reorder_ms;           /* reorders alone */
+    size_t verified_layers;
+    double verify_s;
+} convsel_plan;
+
+/*
+ * Where selection gets its costs: a learned model, or measurements. conv_ms
+ * returns OK with the cost, NOT_APPLICABLE, or NOT_FOUND when the source has
+ * nothing for that primitive (it is skipped with a warning). reorder_ms
+ * prices a reorder of an mb×c×h×w activation from one layout to another.
+ */
+typedef struct convsel_cost_source {
+    convsel_status (*conv_ms)(void *ctx, const convsel_problem *problem, int threads, size_t primitive,
+                              double *ms);
+    convsel_status (*reorder_ms)(void *ctx, int64_t mb, int64_t c, int64_t h, int64_t w, convsel_layout from,
+                                 convsel_layout to, int threads, double *ms);
+    void *ctx;
+    const char *id; /* recorded as the plan's model_id */
+} convsel_cost_source;
+
+typedef struct convsel_select_options {
+    int threads;                    /* default 1 */
+    double max_error;               /* exclude primitives whose expected error exceeds it; 0 = no bound */
+    const unsigned char *excluded;  /* per primitive index, or NULL */
+    int verbose;                    /* warnings on stderr (skipped primitives) */
+} convsel_select_options;
+
+/*
+ * The layouts primitive i consumes and produces on problem (oneDNN decides
+ * some at creation; the answer is cached per process). Returns OK,
+ * NOT_APPLICABLE or a creation error.
+ */
+convsel_status convsel_primitive_layouts_for(size_t i, const convsel_problem *problem, int threads,
+                                             convsel_layout *src, convsel_layout *dst);
+
+/*
+ * Chooses a primitive for every layer of network ("*N" expanded into N
+ * consecutive copies) by exact dynamic programming over (layer, primitive)
+ * along the sequence, counting the reorders between consecutive layers and,
+ * for every network-wide boundary layout, the entry and exit reorders at
+ * unconnected boundaries; the cheapest boundary layout wins. Fails with
+ * NOT_APPLICABLE naming the layer when no allowed primitive computes it.
+ */
+convsel_status convsel_select(const convsel_network *network, const convsel_select_options *opts,
+                              const convsel_cost_source *costs, convsel_plan **plan);
+
+/*
+ * A cost source that measures: every applicable primitive of a layer timed
+ * interleaved (convsel_measure_problem) on first request, reorders timed on
+ * first request; both cached. This is exhaustive profiling — the oracle.
+ */
+typedef struct convsel_measured_costs convsel_measured_costs;
+
+convsel_status convsel_measured_costs_create(const convsel_timing_options *opts, convsel_measured_costs **costs);
+void convsel_measured_costs_destroy(convsel_measured_costs *costs);
+/* The cost source view (valid while costs lives). */
+convsel_cost_source convsel_measured_costs_source(convsel_measured_costs *costs);
+/* Seconds spent measuring so far (creation, warm-up and timing). */
+double convsel_measured_costs_seconds(const convsel_measured_costs *costs);
+
+void convsel_plan_destroy(convsel_plan *plan);
+/* Writes / reads the JSON plan file of docs/plan-format.md. Reading checks
+ * the format version and every primitive and layout name. */
+convsel_status convsel_plan_save(const convsel_plan *plan, const char *path);
+convsel_status convsel_plan_load(const char *path, convsel_plan **plan);
+
+/* ---------------------------------------------------------------- network runner */
+
+typedef struct convsel_runner convsel_runner;
+
+/*
+ * Instantiates a plan: every layer's primitive with its own random weights
+ * (seeded), activation buffers, and the reorders the plan implies (between
+ * connected layers whose layouts differ, and into/out of the boundary layout
+ * at unconnected boundaries and at the network's ends).
+ */
+convsel_status convsel_runner_create(const convsel_plan *plan, uint64_t seed, convsel_runner **runner);
+/* One end-to-end pass over the network's convolutions and reorders. */
+convsel_status convsel_runner_run(convsel_runner *runner);
+void convsel_runner_destroy(convsel_runner *runner);
+/* Number of reorders one pass executes. */
+size_t convsel_runner_reorder_count(const convsel_runner *runner);
+
 /* ---------------------------------------------------------------- reference helpers */
 
 /* Fills buf with n uniform values in [-1, 1) from a seeded generator

@@ -38,6 +38,10 @@ struct convsel_primitive {
      * NOT_APPLICABLE when a backend refuses). */
     convsel_status (*create)(const convsel_problem *problem, int threads, const float *weights,
                              struct convsel_impl *impl);
+    /* Optional: the layouts create() would choose, without creating (cheap
+     * answers for the selector). NULL: the selector creates an instance. */
+    convsel_status (*query_layouts)(const convsel_problem *problem, int threads, convsel_layout *src,
+                                    convsel_layout *dst);
     convsel_status (*run)(const struct convsel_impl *impl, const float *src, float *dst);
     void (*destroy)(struct convsel_impl *impl);
 };

@@ -1,0 +1,500 @@
+/*
+ * Plan files: JSON, one object, documented in docs/plan-format.md. Written
+ * by hand (no JSON library among the dependencies); read by a small strict
+ * recursive-descent reader that knows exactly this schema's shapes.
+ */
+#include <ctype.h>
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "internal.h"
+
+#define PLAN_FORMAT_VERSION 1
+
+void convsel_plan_destroy(convsel_plan *plan)
+{
+    if (!plan)
+        return;
+    free(plan->layers);
+    free(plan);
+}
+
+static void json_string(FILE *f, const char *s)
+{
+    fputc('"', f);
+    for (; *s; s++) {
+        unsigned char c = (unsigned char)*s;
+        if (c == '"' || c == '\\')
+            fprintf(f, "\\%c", c);
+        else if (c < 0x20)
+            fprintf(f, "\\u%04x", c);
+        else
+            fputc(c, f);
+    }
+    fputc('"', f);
+}
+
+static void json_key_string(FILE *f, const char *indent, const char *key, const char *value, int comma)
+{
+    fprintf(f, "%s\"%s\": ", indent, key);
+    json_string(f, value);
+    fprintf(f, "%s\n", comma ? "," : "");
+}
+
+convsel_status convsel_plan_save(const convsel_plan *plan, const char *path)
+{
+    char desc[512];
+    FILE *f = fopen(path, "w");
+    if (!f)
+        return convsel_error(CONVSEL_IO_ERROR, "%s: %s", path, strerror(errno));
+    const convsel_fingerprint *fp = &plan->cpu;
+    fprintf(f, "{\n  \"format\": \"convsel-plan\",\n  \"version\": %d,\n", PLAN_FORMAT_VERSION);
+    json_key_string(f, "  ", "network", plan->network, 1);
+    fprintf(f, "  \"mb\": %lld,\n  \"threads\": %d,\n", (long long)plan->mb, plan->threads);
+    json_key_string(f, "  ", "model_id", plan->model_id, 1);
+    fprintf(f, "  \"cpu\": {\n");
+    json_key_string(f, "    ", "vendor", fp->vendor, 1);
+    json_key_string(f, "    ", "model_name", fp->model_name, 1);
+    json_key_string(f, "    ", "microarch", fp->microarch, 1);
+    json_key_string(f, "    ", "isa_flags", fp->isa_flags, 1);
+    json_key_string(f, "    ", "isa_cap", convsel_isa_name(fp->isa_cap), 1);
+    fprintf(f, "    \"cores\": %d,\n    \"l1d_bytes\": %lld,\n    \"l2_bytes\": %lld,\n    \"l3_bytes\": %lld,\n",
+            fp->cores, (long long)fp->l1d_bytes, (long long)fp->l2_bytes, (long long)fp->l3_bytes);
+    json_key_string(f, "    ", "onednn_version", fp->onednn_version, 1);
+    json_key_string(f, "    ", "openblas_version", fp->openblas_version, 0);
+    fprintf(f, "  },\n");
+    json_key_string(f, "  ", "boundary_layout", convsel_layout_name(plan->boundary_layout), 1);
+    fprintf(f, "  \"total_ms\": %.6f,\n  \"reorder_ms\": %.6f,\n", plan->total_ms, plan->reorder_ms);
+    fprintf(f, "  \"verified_layers\": %zu,\n  \"verify_s\": %.6f,\n", plan->verified_layers, plan->verify_s);
+    fprintf(f, "  \"layers\": [\n");
+    for (size_t i = 0; i < plan->n_layers; i++) {
+        const convsel_plan_layer *l = &plan->layers[i];
+        convsel_problem_format(&l->problem, desc, sizeof desc);
+        fprintf(f, "    {");
+        fprintf(f, "\"problem\": ");
+        json_string(f, desc);
+        fprintf(f, ", \"connected\": %s, \"primitive\": ", l->connected ? "true" : "false");
+        json_string(f, l->primitive);
+        fprintf(f, ", \"src_layout\": ");
+        json_string(f, convsel_layout_name(l->src_layout));
+        fprintf(f, ", \"dst_layout\": ");
+        json_string(f, convsel_layout_name(l->dst_layout));
+        fprintf(f, ", \"conv_ms\": %.6f, \"reorder_in_ms\": %.6f, \"reorder_out_ms\": %.6f, \"runner_up\": ",
+                l->conv_ms, l->reorder_in_ms, l->reorder_out_ms);
+        json_string(f, l->runner_up);
+        fprintf(f, ", \"runner_up_margin_ms\": %.6f, \"verified\": %s}%s\n", l->runner_up_margin_ms,
+                l->verified ? "true" : "false", i + 1 < plan->n_layers ? "," : "");
+    }
+    fprintf(f, "  ]\n}\n");
+    int bad = ferror(f);
+    if (fclose(f) != 0 || bad)
+        return convsel_error(CONVSEL_IO_ERROR, "%s: write failed", path);
+    return CONVSEL_OK;
+}
+
+/* ------------------------------------------------------------- reading */
+
+struct reader {
+    const char *path;
+    const char *s, *p;
+    convsel_status st;
+};
+
+static convsel_status reader_fail(struct reader *r, const char *what)
+{
+    if (r->st == CONVSEL_OK) {
+        int line = 1;
+        for (const char *c = r->s; c < r->p; c++)
+            line += *c == '\n';
+        r->st = convsel_error(CONVSEL_CORRUPT, "%s:%d: %s", r->path, line, what);
+    }
+    return r->st;
+}
+
+static void skip_ws(struct reader *r)
+{
+    while (isspace((unsigned char)*r->p))
+        r->p++;
+}
+
+static int accept(struct reader *r, char c)
+{
+    skip_ws(r);
+    if (*r->p == c) {
+        r->p++;
+        return 1;
+    }
+    return 0;
+}
+
+static int expect(struct reader *r, char c)
+{
+    if (accept(r, c))
+        return 1;
+    char msg[64];
+    snprintf(msg, sizeof msg, "expected '%c'", c);
+    reader_fail(r, msg);
+    return 0;
+}
+
+static int read_string(struct reader *r, char *out, size_t size)
+{
+    size_t n = 0;
+    if (!expect(r, '"'))
+        return 0;
+    while (*r->p && *r->p != '"') {
+        char c = *r->p++;
+        if (c == '\\') {
+            c = *r->p++;
+            if (c == 'u') {
+                unsigned v = 0;
+                for (int i = 0; i < 4; i++) {
+                    if (!isxdigit((unsigned char)*r->p)) {
+                        reader_fail(r, "bad \\u escape");
+                        return 0;
+                    }
+                    char h = *r->p++;
+                    v = v * 16 + (unsigned)(isdigit((unsigned char)h) ? h - '0' : tolower(h) - 'a' + 10);
+                }
+                c = v < 0x80 ? (char)v : '?';
+            } else if (c == 'n') {
+                c = '\n';
+            } else if (c == 't') {
+                c = '\t';
+            } else if (c != '"' && c != '\\' && c != '/') {
+                reader_fail(r, "bad escape in string");
+                return 0;
+            }
+        }
+        if (n + 1 >= size) {
+            reader_fail(r, "string too long");
+            return 0;
+        }
+        out[n++] = c;
+    }
+    if (*r->p != '"') {
+        reader_fail(r, "unterminated string");
+        return 0;
+    }
+    r->p++;
+    out[n] = '\0';
+    return 1;
+}
+
+static int read_number(struct reader *r, double *out)
+{
+    skip_ws(r);
+    char *end;
+    errno = 0;
+    double v = strtod(r->p, &end);
+    if (end == r->p || errno == ERANGE || !isfinite(v)) {
+        reader_fail(r, "expected a number");
+        return 0;
+    }
+    r->p = end;
+    *out = v;
+    return 1;
+}
+
+static int read_bool(struct reader *r, int *out)
+{
+    skip_ws(r);
+    if (strncmp(r->p, "true", 4) == 0) {
+        r->p += 4;
+        *out = 1;
+        return 1;
+    }
+    if (strncmp(r->p, "false", 5) == 0) {
+        r->p += 5;
+        *out = 0;
+        return 1;
+    }
+    reader_fail(r, "expected true or false");
+    return 0;
+}
+
+static int read_int(struct reader *r, int64_t lo, int64_t hi, int64_t *out)
+{
+    double v;
+    if (!read_number(r, &v))
+        return 0;
+    if (v != floor(v) || v < (double)lo || v > (double)hi) {
+        reader_fail(r, "integer out of range");
+        return 0;
+    }
+    *out = (int64_t)v;
+    return 1;
+}
+
+static int read_layout(struct reader *r, convsel_layout *out)
+{
+    char text[32];
+    if (!read_string(r, text, sizeof text))
+        return 0;
+    if (convsel_layout_parse(text, out) != CONVSEL_OK) {
+        reader_fail(r, "unknown layout");
+        return 0;
+    }
+    return 1;
+}
+
+static int read_cpu(struct reader *r, convsel_fingerprint *fp)
+{
+    char key[64], text[64];
+    int64_t v;
+    if (!expect(r, '{'))
+        return 0;
+    if (accept(r, '}'))
+        return 1;
+    do {
+        if (!read_string(r, key, sizeof key) || !expect(r, ':'))
+            return 0;
+        int ok;
+        if (!strcmp(key, "vendor"))
+            ok = read_string(r, fp->vendor, sizeof fp->vendor);
+        else if (!strcmp(key, "model_name"))
+            ok = read_string(r, fp->model_name, sizeof fp->model_name);
+        else if (!strcmp(key, "microarch"))
+            ok = read_string(r, fp->microarch, sizeof fp->microarch);
+        else if (!strcmp(key, "isa_flags"))
+            ok = read_string(r, fp->isa_flags, sizeof fp->isa_flags);
+        else if (!strcmp(key, "onednn_version"))
+            ok = read_string(r, fp->onednn_version, sizeof fp->onednn_version);
+        else if (!strcmp(key, "openblas_version"))
+            ok = read_string(r, fp->openblas_version, sizeof fp->openblas_version);
+        else if (!strcmp(key, "isa_cap")) {
+            ok = read_string(r, text, sizeof text);
+            if (ok && convsel_isa_parse(text, &fp->isa_cap) != CONVSEL_OK)
+                ok = reader_fail(r, "unknown isa_cap") == CONVSEL_OK;
+        } else if (!strcmp(key, "cores")) {
+            ok = read_int(r, 0, 1 << 20, &v);
+            fp->cores = (int)v;
+        } else if (!strcmp(key, "l1d_bytes")) {
+            ok = read_int(r, 0, INT64_C(1) << 50, &fp->l1d_bytes);
+        } else if (!strcmp(key, "l2_bytes")) {
+            ok = read_int(r, 0, INT64_C(1) << 50, &fp->l2_bytes);
+        } else if (!strcmp(key, "l3_bytes")) {
+            ok = read_int(r, 0, INT64_C(1) << 50, &fp->l3_bytes);
+        } else {
+            ok = reader_fail(r, "unknown key in cpu") == CONVSEL_OK;
+        }
+        if (!ok)
+            return 0;
+    } while (accept(r, ','));
+    return expect(r, '}');
+}
+
+static int read_layer(struct reader *r, convsel_plan_layer *l)
+{
+    char key[64], text[512];
+    size_t index;
+    int have_problem = 0, have_primitive = 0;
+    if (!expect(r, '{'))
+        return 0;
+    do {
+        if (!read_string(r, key, sizeof key) || !expect(r, ':'))
+            return 0;
+        int ok = 1;
+        if (!strcmp(key, "problem")) {
+            ok = read_string(r, text, sizeof text);
+            if (ok && convsel_problem_parse(text, &l->problem) != CONVSEL_OK) {
+                char msg[600];
+                snprintf(msg, sizeof msg, "bad problem: %s", convsel_last_error());
+                return reader_fail(r, msg) == CONVSEL_OK;
+            }
+            have_problem = ok;
+        } else if (!strcmp(key, "primitive")) {
+            ok = read_string(r, l->primitive, sizeof l->primitive);
+            if (ok && convsel_primitive_find(l->primitive, &index) != CONVSEL_OK) {
+                snprintf(text, sizeof text, "unknown primitive '%s'", l->primitive);
+                return reader_fail(r, text) == CONVSEL_OK;
+            }
+            have_primitive = ok;
+        } else if (!strcmp(key, "runner_up")) {
+            ok = read_string(r, l->runner_up, sizeof l->runner_up);
+        } else if (!strcmp(key, "src_layout")) {
+            ok = read_layout(r, &l->src_layout);
+        } else if (!strcmp(key, "dst_layout")) {
+            ok = read_layout(r, &l->dst_layout);
+        } else if (!strcmp(key, "connected")) {
+            ok = read_bool(r, &l->connected);
+        } else if (!strcmp(key, "verified")) {
+            ok = read_bool(r, &l->verified);
+        } else if (!strcmp(key, "conv_ms")) {
+            ok = read_number(r, &l->conv_ms);
+        } else if (!strcmp(key, "reorder_in_ms")) {
+            ok = read_number(r, &l->reorder_in_ms);
+        } else if (!strcmp(key, "reorder_out_ms")) {
+            ok = read_number(r, &l->reorder_out_ms);
+        } else if (!strcmp(key, "runner_up_margin_ms")) {
+            ok = read_number(r, &l->runner_up_margin_ms);
+        } else {
+            ok = reader_fail(r, "unknown key in layer") == CONVSEL_OK;
+        }
+        if (!ok)
+            return 0;
+    } while (accept(r, ','));
+    if (!have_problem || !have_primitive)
+        return reader_fail(r, "layer without problem or primitive") == CONVSEL_OK;
+    return expect(r, '}');
+}
+
+static char *read_file(const char *path, convsel_status *st)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f) {
+        *st = convsel_error(CONVSEL_IO_ERROR, "%s: %s", path, strerror(errno));
+        return NULL;
+    }
+    size_t cap = 1 << 16, n = 0;
+    char *buf = malloc(cap);
+    while (buf) {
+        n += fread(buf + n, 1, cap - n - 1, f);
+        if (n < cap - 1)
+            break;
+        if (cap > ((size_t)256 << 20)) {
+            free(buf);
+            fclose(f);
+            *st = convsel_error(CONVSEL_TOO_LARGE, "%s: plan file over 256 MiB", path);
+            return NULL;
+        }
+        char *grown = realloc(buf, cap * 2);
+        if (!grown) {
+            free(buf);
+            buf = NULL;
+            break;
+        }
+        buf = grown;
+        cap *= 2;
+    }
+    fclose(f);
+    if (!buf) {
+        *st = convsel_error(CONVSEL_OUT_OF_MEMORY, "%s: out of memory", path);
+        return NULL;
+    }
+    buf[n] = '\0';
+    if (strlen(buf) != n) {
+        free(buf);
+        *st = convsel_error(CONVSEL_CORRUPT, "%s: not a text file", path);
+        return NULL;
+    }
+    return buf;
+}
+
+convsel_status convsel_plan_load(const char *path, convsel_plan **out)
+{
+    convsel_status st = CONVSEL_OK;
+    char key[64], text[128];
+    double num;
+    int64_t v;
+    if (!path || !out)
+        return convsel_error(CONVSEL_INVALID_ARGUMENT, "plan path is NULL");
+    *out = NULL;
+    char *buf = read_file(path, &st);
+    if (!buf)
+        return st;
+    struct reader r = {path, buf, buf, CONVSEL_OK};
+    convsel_plan *plan = calloc(1, sizeof *plan);
+    size_t cap = 0;
+    int have_format = 0, version = 0;
+    if (!plan) {
+        free(buf);
+        return convsel_error(CONVSEL_OUT_OF_MEMORY, "out of memory");
+    }
+    if (!expect(&r, '{'))
+        goto done;
+    do {
+        if (!read_string(&r, key, sizeof key) || !expect(&r, ':'))
+            goto done;
+        int ok = 1;
+        if (!strcmp(key, "format")) {
+            ok = read_string(&r, text, sizeof text);
+            if (ok && strcmp(text, "convsel-plan") != 0) {
+                reader_fail(&r, "not a convsel plan (format is not \"convsel-plan\")");
+                goto done;
+            }
+            have_format = 1;
+        } else if (!strcmp(key, "version")) {
+            ok = read_int(&r, 0, 1 << 30, &v);
+            version = (int)v;
+            if (ok && version != PLAN_FORMAT_VERSION) {
+                r.st = convsel_error(CONVSEL_VERSION_MISMATCH, "%s: plan format version %d, this convsel reads %d",
+                                     path, version, PLAN_FORMAT_VERSION);
+                goto done;
+            }
+        } else if (!strcmp(key, "network")) {
+            ok = read_string(&r, plan->network, sizeof plan->network);
+        } else if (!strcmp(key, "model_id")) {
+            ok = read_string(&r, plan->model_id, sizeof plan->model_id);
+        } else if (!strcmp(key, "mb")) {
+            ok = read_int(&r, 1, INT32_MAX, &plan->mb);
+        } else if (!strcmp(key, "threads")) {
+            ok = read_int(&r, 1, 4096, &v);
+            plan->threads = (int)v;
+        } else if (!strcmp(key, "cpu")) {
+            ok = read_cpu(&r, &plan->cpu);
+        } else if (!strcmp(key, "boundary_layout")) {
+            ok = read_layout(&r, &plan->boundary_layout);
+        } else if (!strcmp(key, "total_ms")) {
+            ok = read_number(&r, &plan->total_ms);
+        } else if (!strcmp(key, "reorder_ms")) {
+            ok = read_number(&r, &plan->reorder_ms);
+        } else if (!strcmp(key, "verify_s")) {
+            ok = read_number(&r, &plan->verify_s);
+        } else if (!strcmp(key, "verified_layers")) {
+            ok = read_number(&r, &num);
+            plan->verified_layers = (size_t)(num >= 0 ? num : 0);
+        } else if (!strcmp(key, "layers")) {
+            if (!expect(&r, '['))
+                goto done;
+            if (!accept(&r, ']')) {
+                do {
+                    if (plan->n_layers == cap) {
+                        cap = cap ? cap * 2 : 64;
+                        convsel_plan_layer *grown = realloc(plan->layers, cap * sizeof *grown);
+                        if (!grown) {
+                            r.st = convsel_error(CONVSEL_OUT_OF_MEMORY, "out of memory");
+                            goto done;
+                        }
+                        plan->layers = grown;
+                    }
+                    convsel_plan_layer *l = &plan->layers[plan->n_layers];
+                    memset(l, 0, sizeof *l);
+                    if (!read_layer(&r, l))
+                        goto done;
+                    plan->n_layers++;
+                } while (accept(&r, ','));
+                if (!expect(&r, ']'))
+                    goto done;
+            }
+        } else {
+            snprintf(text, sizeof text, "unknown key '%.60s'", key);
+            reader_fail(&r, text);
+            goto done;
+        }
+        if (!ok)
+            goto done;
+    } while (accept(&r, ','));
+    if (!expect(&r, '}'))
+        goto done;
+    skip_ws(&r);
+    if (*r.p)
+        reader_fail(&r, "trailing text after the plan");
+    else if (!have_format || version == 0)
+        reader_fail(&r, "missing \"format\" or \"version\"");
+    else if (plan->n_layers == 0)
+        reader_fail(&r, "plan has no layers");
+    else if (plan->threads < 1 || plan->mb < 1)
+        reader_fail(&r, "missing mb or threads");
+done:
+    free(buf);
+    if (r.st != CONVSEL_OK) {
+        convsel_plan_destroy(plan);
+        return r.st;
+    }
+    *out = plan;
+    return CONVSEL_OK;
+}

@@ -1,0 +1,240 @@
+/* Executes a plan end to end: the network's convolutions in order, with the
+ * reorders its layouts imply. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "internal.h"
+
+enum step_kind { STEP_CONV, STEP_REORDER };
+
+struct step {
+    enum step_kind kind;
+    convsel_instance *conv;
+    convsel_reorder *reorder;
+    const float *in;
+    float *out;
+};
+
+struct convsel_runner {
+    struct step *steps;
+    size_t n_steps, n_reorders;
+    float **buffers; /* every buffer the runner owns */
+    size_t n_buffers, cap_buffers;
+    int threads;
+};
+
+static float *runner_buffer(convsel_runner *r, size_t elems)
+{
+    if (r->n_buffers == r->cap_buffers) {
+        size_t cap = r->cap_buffers ? 2 * r->cap_buffers : 32;
+        float **grown = realloc(r->buffers, cap * sizeof *grown);
+        if (!grown)
+            return NULL;
+        r->buffers = grown;
+        r->cap_buffers = cap;
+    }
+    /* Zeroed so the padded channels of blocked layouts start as zeros. */
+    float *buf = convsel_alloc(elems * sizeof(float));
+    if (buf) {
+        memset(buf, 0, elems * sizeof(float));
+        r->buffers[r->n_buffers++] = buf;
+    }
+    return buf;
+}
+
+/* A buffer holding random activations of mb×c×h×w in layout (made in nchw
+ * and reordered, so blocked padding stays zero). */
+static convsel_status random_activation(convsel_runner *r, int64_t mb, int64_t c, int64_t h, int64_t w,
+                                        convsel_layout layout, uint64_t seed, float **out)
+{
+    size_t plain = convsel_layout_elems(CONVSEL_LAYOUT_NCHW, mb, c, h, w);
+    float *buf = runner_buffer(r, convsel_layout_elems(layout, mb, c, h, w));
+    float *tmp = convsel_alloc(plain * sizeof(float));
+    if (!buf || !tmp) {
+        convsel_free(tmp);
+        return convsel_error(CONVSEL_OUT_OF_MEMORY, "out of memory for activations");
+    }
+    convsel_fill_random(tmp, plain, seed);
+    convsel_status st = CONVSEL_OK;
+    if (layout == CONVSEL_LAYOUT_NCHW) {
+        memcpy(buf, tmp, plain * sizeof(float));
+    } else {
+        convsel_reorder *ro = NULL;
+        st = convsel_reorder_create(mb, c, h, w, CONVSEL_LAYOUT_NCHW, layout, r->threads, &ro);
+        if (st == CONVSEL_OK)
+            st = convsel_reorder_run(ro, tmp, buf);
+        convsel_reorder_destroy(ro);
+    }
+    convsel_free(tmp);
+    *out = buf;
+    return st;
+}
+
+static convsel_status push_step(convsel_runner *r, size_t *cap, struct step step)
+{
+    if (r->n_steps == *cap) {
+        size_t grown_cap = *cap ? 2 * *cap : 64;
+        struct step *grown = realloc(r->steps, grown_cap * sizeof *grown);
+        if (!grown)
+            return convsel_error(CONVSEL_OUT_OF_MEMORY, "out of memory");
+        r->steps = grown;
+        *cap = grown_cap;
+    }
+    r->steps[r->n_steps++] = step;
+    if (step.kind == STEP_REORDER)
+        r->n_reorders++;
+    return CONVSEL_OK;
+}
+
+/* Appends a reorder of in (layout from) into a new buffer in layout to. */
+static convsel_status push_reorder(convsel_runner *r, size_t *cap, int64_t mb, int64_t c, int64_t h, int64_t w,
+                                   convsel_layout from, convsel_layout to, const float *in, float **out)
+{
+    struct step step = {STEP_REORDER, NULL, NULL, in, NULL};
+    step.out = runner_buffer(r, convsel_layout_elems(to, mb, c, h, w));
+    if (!step.out)
+        return convsel_error(CONVSEL_OUT_OF_MEMORY, "out of memory for activations");
+    convsel_status st = convsel_reorder_create(mb, c, h, w, from, to, r->threads, &step.reorder);
+    if (st == CONVSEL_OK)
+        st = push_step(r, cap, step);
+    if (st != CONVSEL_OK) {
+        convsel_reorder_destroy(step.reorder);
+        return st;
+    }
+    *out = step.out;
+    return CONVSEL_OK;
+}
+
+convsel_status convsel_runner_create(const convsel_plan *plan, uint64_t seed, convsel_runner **out)
+{
+    if (!plan || !out || plan->n_layers == 0)
+        return convsel_error(CONVSEL_INVALID_ARGUMENT, "runner: a plan with layers is required");
+    *out = NULL;
+    convsel_runner *r = calloc(1, sizeof *r);
+    if (!r)
+        return convsel_error(CONVSEL_OUT_OF_MEMORY, "out of memory");
+    r->threads = plan->threads > 0 ? plan->threads : 1;
+    size_t cap = 0;
+    convsel_status st = CONVSEL_OK;
+    const convsel_layout boundary = plan->boundary_layout;
+    float *prev_out = NULL;
+    for (size_t i = 0; i < plan->n_layers && st == CONVSEL_OK; i++) {
+        const convsel_plan_layer *l = &plan->layers[i];
+        const convsel_problem *p = &l->problem;
+        size_t index;
+        st = convsel_primitive_find(l->primitive, &index);
+        if (st != CONVSEL_OK)
+            break;
+        /* The layer's input: the previous layer's output when connected,
+         * else fresh activations arriving in the boundary layout. */
+        const float *in = NULL;
+        convsel_layout in_layout;
+        if (i > 0 && l->connected) {
+            in = prev_out;
+            in_layout = plan->layers[i - 1].dst_layout;
+        } else {
+            if (i > 0 && plan->layers[i - 1].dst_layout != boundary) {
+                const convsel_problem *q = &plan->layers[i - 1].problem;
+                float *exit_buf;
+                st = push_reorder(r, &cap, q->mb, q->oc, q->oh, q->ow, plan->layers[i - 1].dst_layout, boundary,
+                                  prev_out, &exit_buf);
+                if (st != CONVSEL_OK)
+                    break;
+            }
+            float *fresh = NULL;
+            st = random_activation(r, p->mb, p->ic, p->ih, p->iw, boundary, seed + 7919 * i, &fresh);
+            in = fresh;
+            in_layout = boundary;
+        }
+        if (st == CONVSEL_OK && in_layout != l->src_layout) {
+            float *moved = NULL;
+            st = push_reorder(r, &cap, p->mb, p->ic, p->ih, p->iw, in_layout, l->src_layout, in, &moved);
+            in = moved;
+        }
+        if (st != CONVSEL_OK)
+            break;
+
+        struct step step = {STEP_CONV, NULL, NULL, in, NULL};
+        size_t wn = convsel_problem_weights_elems(p);
+        float *weights = convsel_alloc(wn * sizeof(float));
+        if (!weights) {
+            st = convsel_error(CONVSEL_OUT_OF_MEMORY, "out of memory for weights of layer %zu", i + 1);
+            break;
+        }
+        convsel_fill_random(weights, wn, seed ^ (0x9e3779b97f4a7c15ull * (i + 1)));
+        st = convsel_instance_create(index, p, r->threads, weights, &step.conv);
+        convsel_free(weights);
+        if (st != CONVSEL_OK) {
+            convsel_error(st, "layer %zu '%s' (%s): %s", i + 1, p->name, l->primitive, convsel_last_error());
+            break;
+        }
+        if (convsel_instance_src_layout(step.conv) != l->src_layout ||
+            convsel_instance_dst_layout(step.conv) != l->dst_layout) {
+            st = convsel_error(CONVSEL_INVALID_ARGUMENT,
+                               "layer %zu '%s': %s uses %s -> %s here, the plan says %s -> %s (a plan from "
+                               "another CPU or ISA?)",
+                               i + 1, p->name, l->primitive,
+                               convsel_layout_name(convsel_instance_src_layout(step.conv)),
+                               convsel_layout_name(convsel_instance_dst_layout(step.conv)),
+                               convsel_layout_name(l->src_layout), convsel_layout_name(l->dst_layout));
+            convsel_instance_destroy(step.conv);
+            break;
+        }
+        step.out = runner_buffer(r, convsel_layout_elems(l->dst_layout, p->mb, p->oc, p->oh, p->ow));
+        st = step.out ? push_step(r, &cap, step) : convsel_error(CONVSEL_OUT_OF_MEMORY, "out of memory");
+        if (st != CONVSEL_OK) {
+            convsel_instance_destroy(step.conv);
+            break;
+        }
+        prev_out = step.out;
+    }
+    if (st == CONVSEL_OK) {
+        const convsel_plan_layer *last = &plan->layers[plan->n_layers - 1];
+        if (last->dst_layout != boundary) {
+            float *exit_buf;
+            st = push_reorder(r, &cap, last->problem.mb, last->problem.oc, last->problem.oh, last->problem.ow,
+                              last->dst_layout, boundary, prev_out, &exit_buf);
+        }
+    }
+    if (st != CONVSEL_OK) {
+        convsel_runner_destroy(r);
+        return st;
+    }
+    *out = r;
+    return CONVSEL_OK;
+}
+
+convsel_status convsel_runner_run(convsel_runner *r)
+{
+    if (!r)
+        return convsel_error(CONVSEL_INVALID_ARGUMENT, "runner is NULL");
+    convsel_threads_set(r->threads);
+    for (size_t i = 0; i < r->n_steps; i++) {
+        const struct step *s = &r->steps[i];
+        convsel_status st = s->kind == STEP_CONV ? convsel_instance_run(s->conv, s->in, s->out)
+                                                 : convsel_reorder_run(s->reorder, s->in, s->out);
+        if (st != CONVSEL_OK)
+            return st;
+    }
+    return CONVSEL_OK;
+}
+
+size_t convsel_runner_reorder_count(const convsel_runner *r)
+{
+    return r ? r->n_reorders : 0;
+}
+
+void convsel_runner_destroy(convsel_runner *r)
+{
+    if (!r)
+        return;
+    for (size_t i = 0; i < r->n_steps; i++) {
+        convsel_instance_destroy(r->steps[i].conv);
+        convsel_reorder_destroy(r->steps[i].reorder);
+    }
+    for (size_t i = 0; i < r->n_buffers; i++)
+        convsel_free(r->buffers[i]);
+    free(r->buffers);
+    free(r->steps);
+    free(r);
+}

@@ -1,0 +1,445 @@
+/*
+ * Per-layer primitive selection by exact dynamic programming along the
+ * network's layer sequence, with reorder costs between layouts. See
+ * docs/selection.md for the network model.
+ */
+#include <float.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "internal.h"
+#include "primitive.h"
+
+/* ------------------------------------------------------------- layouts */
+
+/* Which layouts a primitive uses on a problem is decided by oneDNN at
+ * creation for some primitives; asking again costs a creation, so answers
+ * are cached per process (key: canonical descriptor, threads, primitive). */
+struct layout_entry {
+    char key[320];
+    convsel_layout src, dst;
+    convsel_status status;
+};
+
+static pthread_mutex_t layout_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct layout_entry *layout_cache;
+static size_t layout_count, layout_capacity;
+
+static void layout_key(size_t i, const convsel_problem *problem, int threads, char *key, size_t size)
+{
+    char desc[256];
+    convsel_problem copy = *problem;
+    copy.name[0] = '\0';
+    copy.repeat = 1;
+    convsel_problem_format(&copy, desc, sizeof desc);
+    snprintf(key, size, "%zu|%d|%d|%s", i, threads, (int)convsel_get_isa(), desc);
+}
+
+static const struct layout_entry *layout_lookup(const char *key)
+{
+    for (size_t k = 0; k < layout_count; k++)
+        if (strcmp(layout_cache[k].key, key) == 0)
+            return &layout_cache[k];
+    return NULL;
+}
+
+static void layout_store(const char *key, convsel_layout src, convsel_layout dst, convsel_status status)
+{
+    if (layout_count == layout_capacity) {
+        size_t cap = layout_capacity ? 2 * layout_capacity : 64;
+        struct layout_entry *grown = realloc(layout_cache, cap * sizeof *grown);
+        if (!grown)
+            return; /* a cache miss next time, nothing worse */
+        layout_cache = grown;
+        layout_capacity = cap;
+    }
+    struct layout_entry *e = &layout_cache[layout_count++];
+    snprintf(e->key, sizeof e->key, "%s", key);
+    e->src = src;
+    e->dst = dst;
+    e->status = status;
+}
+
+convsel_status convsel_primitive_layouts_for(size_t i, const convsel_problem *problem, int threads,
+                                             convsel_layout *src, convsel_layout *dst)
+{
+    char key[320], why[256];
+    if (i >= convsel_primitives_count || !problem || !src || !dst)
+        return convsel_error(CONVSEL_INVALID_ARGUMENT, "bad arguments to convsel_primitive_layouts_for");
+    layout_key(i, problem, threads, key, sizeof key);
+    pthread_mutex_lock(&layout_lock);
+    const struct layout_entry *hit = layout_lookup(key);
+    if (hit) {
+        convsel_status st = hit->status;
+        *src = hit->src;
+        *dst = hit->dst;
+        pthread_mutex_unlock(&layout_lock);
+        return st == CONVSEL_OK ? st
+                                : convsel_error(st, "%s: not applicable to %s", convsel_primitives[i]->name,
+                                                problem->name);
+    }
+    pthread_mutex_unlock(&layout_lock);
+
+    const struct convsel_primitive *prim = convsel_primitives[i];
+    convsel_status st;
+    if (!convsel_primitive_applicable(i, problem, why, sizeof why)) {
+        st = convsel_error(CONVSEL_NOT_APPLICABLE, "%s: %s", prim->name, why);
+    } else if (prim->query_layouts) {
+        convsel_isa_lock();
+        convsel_threads_set(threads);
+        st = prim->query_layouts(problem, threads, src, dst);
+    } else {
+        /* No cheap query: create an instance on zero weights and ask it. */
+        size_t n = convsel_problem_weights_elems(problem);
+        float *weights = calloc(n ? n : 1, sizeof *weights);
+        convsel_instance *inst = NULL;
+        st = weights ? convsel_instance_create(i, problem, threads, weights, &inst)
+                     : convsel_error(CONVSEL_OUT_OF_MEMORY, "out of memory");
+        if (st == CONVSEL_OK) {
+            *src = convsel_instance_src_layout(inst);
+            *dst = convsel_instance_dst_layout(inst);
+        }
+        convsel_instance_destroy(inst);
+        free(weights);
+    }
+    if (st == CONVSEL_OK || st == CONVSEL_NOT_APPLICABLE) {
+        pthread_mutex_lock(&layout_lock);
+        layout_store(key, st == CONVSEL_OK ? *src : CONVSEL_LAYOUT_NCHW, st == CONVSEL_OK ? *dst : CONVSEL_LAYOUT_NCHW,
+                     st);
+        pthread_mutex_unlock(&layout_lock);
+    }
+    return st;
+}
+
+/* ------------------------------------------------------------- selection */
+
+struct candidate {
+    size_t primitive;
+    convsel_layout src, dst;
+    double conv_ms;
+};
+
+struct layer_choices {
+    const convsel_problem *problem;
+    int connected;
+    struct candidate *cands;
+    size_t n;
+};
+
+static double reorder_cost(const convsel_cost_source *costs, int64_t mb, int64_t c, int64_t h, int64_t w,
+                           convsel_layout from, convsel_layout to, int threads)
+{
+    double ms = 0.0;
+    if (from == to)
+        return 0.0;
+    if (costs->reorder_ms(costs->ctx, mb, c, h, w, from, to, threads, &ms) != CONVSEL_OK || !(ms >= 0.0))
+        return 0.0;
+    return ms;
+}
+
+static int shapes_connect(const convsel_problem *prev, const convsel_problem *next)
+{
+    return prev->mb == next->mb && prev->oc == next->ic && prev->oh == next->ih && prev->ow == next->iw;
+}
+
+/* Cost of going from candidate a of layer i-1 to candidate b of layer i,
+ * split into the part charged to layer i-1 (its exit) and to layer i. */
+static void transition(const convsel_cost_source *costs, const struct layer_choices *prev,
+                       const struct candidate *a, const struct layer_choices *cur, const struct candidate *b,
+                       convsel_layout boundary, int threads, double *exit_ms, double *entry_ms)
+{
+    const convsel_problem *p = prev->problem, *q = cur->problem;
+    if (cur->connected) {
+        *exit_ms = 0.0;
+        *entry_ms = reorder_cost(costs, q->mb, q->ic, q->ih, q->iw, a->dst, b->src, threads);
+    } else {
+        *exit_ms = reorder_cost(costs, p->mb, p->oc, p->oh, p->ow, a->dst, boundary, threads);
+        *entry_ms = reorder_cost(costs, q->mb, q->ic, q->ih, q->iw, boundary, b->src, threads);
+    }
+}
+
+static void free_choices(struct layer_choices *layers, size_t n)
+{
+    if (!layers)
+        return;
+    for (size_t i = 0; i < n; i++)
+        free(layers[i].cands);
+    free(layers);
+}
+
+/* Collects every allowed, applicable primitive's candidate for each distinct
+ * network line; expanded copies share their line's candidates. */
+static convsel_status gather(const convsel_network *network, const convsel_select_options *opts,
+                             const convsel_cost_source *costs, struct layer_choices **lines_out)
+{
+    size_t n_lines = convsel_network_size(network), n_prims = convsel_primitive_count();
+    struct layer_choices *lines = calloc(n_lines, sizeof *lines);
+    unsigned char *warned = calloc(n_prims, 1);
+    if (!lines || !warned) {
+        free(lines);
+        free(warned);
+        return convsel_error(CONVSEL_OUT_OF_MEMORY, "out of memory");
+    }
+    convsel_status st = CONVSEL_OK;
+    for (size_t l = 0; l < n_lines && st == CONVSEL_OK; l++) {
+        const convsel_problem *p = convsel_network_layer(network, l);
+        lines[l].problem = p;
+        lines[l].cands = calloc(n_prims, sizeof *lines[l].cands);
+        if (!lines[l].cands) {
+            st = convsel_error(CONVSEL_OUT_OF_MEMORY, "out of memory");
+            break;
+        }
+        char reasons[1024] = "";
+        for (size_t i = 0; i < n_prims; i++) {
+            char why[256];
+            if (convsel_primitive_is_reference(i) || (opts->excluded && opts->excluded[i]))
+                continue;
+            if (opts->max_error > 0.0 && convsel_primitive_expected_error(i) > opts->max_error)
+                continue;
+            if (!convsel_primitive_applicable(i, p, why, sizeof why)) {
+                size_t len = strlen(reasons);
+                snprintf(reasons + len, sizeof reasons - len, "%s%s: %s", len ? "; " : "", convsel_primitive_name(i),
+                         why);
+                continue;
+            }
+            double ms;
+            convsel_status cs = costs->conv_ms(costs->ctx, p, opts->threads, i, &ms);
+            if (cs == CONVSEL_NOT_FOUND) {
+                if (opts->verbose && !warned[i])
+                    fprintf(stderr, "convsel: warning: %s has no costs for %s; skipping it\n",
+                            costs->id ? costs->id : "the cost source", convsel_primitive_name(i));
+                warned[i] = 1;
+                continue;
+            }
+            if (cs == CONVSEL_NOT_APPLICABLE)
+                continue;
+            if (cs != CONVSEL_OK) {
+                st = cs;
+                break;
+            }
+            struct candidate *c = &lines[l].cands[lines[l].n];
+            cs = convsel_primitive_layouts_for(i, p, opts->threads, &c->src, &c->dst);
+            if (cs == CONVSEL_NOT_APPLICABLE)
+                continue;
+            if (cs != CONVSEL_OK) {
+                st = cs;
+                break;
+            }
+            c->primitive = i;
+            c->conv_ms = ms;
+            lines[l].n++;
+        }
+        if (st == CONVSEL_OK && lines[l].n == 0)
+            st = convsel_error(CONVSEL_NOT_APPLICABLE, "layer %zu '%s': no allowed primitive computes it%s%s", l + 1,
+                               p->name[0] ? p->name : "unnamed", reasons[0] ? ": " : "", reasons);
+    }
+    free(warned);
+    if (st != CONVSEL_OK) {
+        free_choices(lines, n_lines);
+        return st;
+    }
+    *lines_out = lines;
+    return CONVSEL_OK;
+}
+
+convsel_status convsel_select(const convsel_network *network, const convsel_select_options *opts_in,
+                              const convsel_cost_source *costs, convsel_plan **plan_out)
+{
+    convsel_select_options opts = {1, 0.0, NULL, 0};
+    if (opts_in)
+        opts = *opts_in;
+    if (opts.threads < 1)
+        opts.threads = 1;
+    if (!network || !costs || !costs->conv_ms || !costs->reorder_ms || !plan_out)
+        return convsel_error(CONVSEL_INVALID_ARGUMENT, "convsel_select: network, costs and plan are required");
+    *plan_out = NULL;
+
+    struct layer_choices *lines = NULL;
+    convsel_status st = gather(network, &opts, costs, &lines);
+    if (st != CONVSEL_OK)
+        return st;
+
+    /* Expand "*N" into N consecutive copies. */
+    size_t n_lines = convsel_network_size(network), n = 0;
+    for (size_t l = 0; l < n_lines; l++)
+        n += (size_t)lines[l].problem->repeat;
+    struct layer_choices *seq = calloc(n, sizeof *seq);
+    size_t max_c = 0;
+    for (size_t l = 0, k = 0; seq && l < n_lines; l++) {
+        for (int r = 0; r < lines[l].problem->repeat; r++, k++) {
+            seq[k] = lines[l];
+            seq[k].connected = k > 0 && shapes_connect(seq[k - 1].problem, seq[k].problem);
+        }
+        max_c = CONVSEL_MAX(max_c, lines[l].n);
+    }
+    double *fwd = seq ? malloc(n * max_c * sizeof *fwd) : NULL;
+    double *bwd = seq ? malloc(n * max_c * sizeof *bwd) : NULL;
+    int *from = seq ? malloc(n * max_c * sizeof *from) : NULL;
+    int *choice = seq ? malloc(n * sizeof *choice) : NULL;
+    int *best_choice = seq ? malloc(n * sizeof *best_choice) : NULL;
+    convsel_plan *plan = calloc(1, sizeof *plan);
+    if (plan)
+        plan->layers = calloc(n, sizeof *plan->layers);
+    if (!seq || !fwd || !bwd || !from || !choice || !best_choice || !plan || !plan->layers) {
+        st = convsel_error(CONVSEL_OUT_OF_MEMORY, "out of memory");
+        goto done;
+    }
+
+    double best_total = DBL_MAX;
+    convsel_layout best_boundary = CONVSEL_LAYOUT_NCHW;
+    for (int bl = 0; bl < CONVSEL_LAYOUT_COUNT; bl++) {
+        convsel_layout boundary = (convsel_layout)bl;
+        for (size_t i = 0; i < n; i++) {
+            const convsel_problem *q = seq[i].problem;
+            for (size_t c = 0; c < seq[i].n; c++) {
+                const struct candidate *b = &seq[i].cands[c];
+                double best = DBL_MAX;
+                int arg = -1;
+                if (i == 0) {
+                    best = reorder_cost(costs, q->mb, q->ic, q->ih, q->iw, boundary, b->src, opts.threads);
+                } else {
+                    for (size_t a = 0; a < seq[i - 1].n; a++) {
+                        double exit_ms, entry_ms;
+                        transition(costs, &seq[i - 1], &seq[i - 1].cands[a], &seq[i], b, boundary, opts.threads,
+                                   &exit_ms, &entry_ms);
+                        double v = fwd[(i - 1) * max_c + a] + exit_ms + entry_ms;
+                        if (v < best) {
+                            best = v;
+                            arg = (int)a;
+                        }
+                    }
+                }
+                if (i + 1 == n)
+                    best += reorder_cost(costs, q->mb, q->oc, q->oh, q->ow, b->dst, boundary, opts.threads);
+                fwd[i * max_c + c] = best + b->conv_ms;
+                from[i * max_c + c] = arg;
+            }
+        }
+        double total = DBL_MAX;
+        int last = -1;
+        for (size_t c = 0; c < seq[n - 1].n; c++) {
+            if (fwd[(n - 1) * max_c + c] < total) {
+                total = fwd[(n - 1) * max_c + c];
+                last = (int)c;
+            }
+        }
+        if (total < best_total) {
+            best_total = total;
+            best_boundary = boundary;
+            choice[n - 1] = last;
+            for (size_t i = n - 1; i > 0; i--)
+                choice[i - 1] = from[i * max_c + choice[i]];
+            memcpy(best_choice, choice, n * sizeof *choice);
+        }
+    }
+
+    /* Backward pass for the chosen boundary layout: the cheapest completion
+     * from each (layer, candidate), to price the runner-up at every layer. */
+    for (size_t ii = n; ii-- > 0;) {
+        const convsel_problem *q = seq[ii].problem;
+        for (size_t c = 0; c < seq[ii].n; c++) {
+            const struct candidate *a = &seq[ii].cands[c];
+            double best = DBL_MAX;
+            if (ii + 1 == n) {
+                best = reorder_cost(costs, q->mb, q->oc, q->oh, q->ow, a->dst, best_boundary, opts.threads);
+            } else {
+                for (size_t b = 0; b < seq[ii + 1].n; b++) {
+                    double exit_ms, entry_ms;
+                    transition(costs, &seq[ii], a, &seq[ii + 1], &seq[ii + 1].cands[b], best_boundary, opts.threads,
+                               &exit_ms, &entry_ms);
+                    double v = exit_ms + entry_ms + seq[ii + 1].cands[b].conv_ms + bwd[(ii + 1) * max_c + b];
+                    if (v < best)
+                        best = v;
+                }
+            }
+            bwd[ii * max_c + c] = best;
+        }
+    }
+    /* Recompute the forward pass for the chosen boundary so fwd matches bwd. */
+    for (size_t i = 0; i < n; i++) {
+        const convsel_problem *q = seq[i].problem;
+        for (size_t c = 0; c < seq[i].n; c++) {
+            const struct candidate *b = &seq[i].cands[c];
+            double best = DBL_MAX;
+            if (i == 0) {
+                best = reorder_cost(costs, q->mb, q->ic, q->ih, q->iw, best_boundary, b->src, opts.threads);
+            } else {
+                for (size_t a = 0; a < seq[i - 1].n; a++) {
+                    double exit_ms, entry_ms;
+                    transition(costs, &seq[i - 1], &seq[i - 1].cands[a], &seq[i], b, best_boundary, opts.threads,
+                               &exit_ms, &entry_ms);
+                    double v = fwd[(i - 1) * max_c + a] + exit_ms + entry_ms;
+                    if (v < best)
+                        best = v;
+                }
+            }
+            fwd[i * max_c + c] = best + b->conv_ms;
+        }
+    }
+
+    snprintf(plan->network, sizeof plan->network, "%s", convsel_network_name(network));
+    plan->mb = seq[0].problem->mb;
+    plan->threads = opts.threads;
+    snprintf(plan->model_id, sizeof plan->model_id, "%s", costs->id ? costs->id : "");
+    convsel_fingerprint_get(&plan->cpu);
+    plan->boundary_layout = best_boundary;
+    plan->n_layers = n;
+    plan->total_ms = best_total;
+    for (size_t i = 0; i < n; i++) {
+        const struct candidate *b = &seq[i].cands[best_choice[i]];
+        const convsel_problem *q = seq[i].problem;
+        convsel_plan_layer *out = &plan->layers[i];
+        out->problem = *q;
+        out->problem.repeat = 1;
+        out->connected = seq[i].connected;
+        snprintf(out->primitive, sizeof out->primitive, "%s", convsel_primitive_name(b->primitive));
+        out->src_layout = b->src;
+        out->dst_layout = b->dst;
+        out->conv_ms = b->conv_ms;
+        if (i == 0) {
+            out->reorder_in_ms = reorder_cost(costs, q->mb, q->ic, q->ih, q->iw, best_boundary, b->src, opts.threads);
+        } else {
+            double exit_ms, entry_ms;
+            transition(costs, &seq[i - 1], &seq[i - 1].cands[best_choice[i - 1]], &seq[i], b, best_boundary,
+                       opts.threads, &exit_ms, &entry_ms);
+            plan->layers[i - 1].reorder_out_ms = exit_ms;
+            out->reorder_in_ms = entry_ms;
+        }
+        if (i + 1 == n)
+            out->reorder_out_ms = reorder_cost(costs, q->mb, q->oc, q->oh, q->ow, b->dst, best_boundary, opts.threads);
+        /* Runner-up: the best total through another candidate of this layer. */
+        double runner = DBL_MAX;
+        int runner_c = -1;
+        for (size_t c = 0; c < seq[i].n; c++) {
+            if ((int)c == best_choice[i])
+                continue;
+            double through = fwd[i * max_c + c] + bwd[i * max_c + c];
+            if (through < runner) {
+                runner = through;
+                runner_c = (int)c;
+            }
+        }
+        if (runner_c >= 0) {
+            snprintf(out->runner_up, sizeof out->runner_up, "%s",
+                     convsel_primitive_name(seq[i].cands[runner_c].primitive));
+            out->runner_up_margin_ms = runner - best_total;
+        }
+    }
+    for (size_t i = 0; i < n; i++)
+        plan->reorder_ms += plan->layers[i].reorder_in_ms + plan->layers[i].reorder_out_ms;
+    *plan_out = plan;
+    plan = NULL;
+
+done:
+    convsel_plan_destroy(plan);
+    free(fwd);
+    free(bwd);
+    free(from);
+    free(choice);
+    free(best_choice);
+    free(seq);
+    free_choices(lines, n_lines);
+    return st;
+}
