@@ -1,0 +1,290 @@
+/*
+ * The selector's dynamic programming against brute force: on small networks
+ * with seeded pseudo-random costs, the plan's total must equal the cheapest
+ * of all assignments of primitives to layers (times every boundary layout),
+ * computed independently here from the documented network model. Also: plan
+ * files round-trip, exclusions and error bounds are honoured, an impossible
+ * layer is named, and the runner executes a plan.
+ */
+#include <float.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "check.h"
+#include "convsel.h"
+
+static uint64_t mix(uint64_t x)
+{
+    x ^= x >> 33;
+    x *= 0xff51afd7ed558ccdull;
+    x ^= x >> 33;
+    x *= 0xc4ceb9fe1a85ec53ull;
+    return x ^ (x >> 33);
+}
+
+static uint64_t hash_str(const char *s, uint64_t h)
+{
+    while (*s)
+        h = mix(h ^ (unsigned char)*s++);
+    return h;
+}
+
+struct synthetic {
+    uint64_t seed;
+};
+
+static convsel_status syn_conv(void *ctx, const convsel_problem *p, int threads, size_t prim, double *ms)
+{
+    const struct synthetic *s = ctx;
+    char desc[256];
+    convsel_problem q = *p;
+    q.name[0] = '\0';
+    convsel_problem_format(&q, desc, sizeof desc);
+    uint64_t h = mix(hash_str(desc, s->seed) ^ (prim * 0x9e37ull) ^ (uint64_t)threads);
+    *ms = 0.1 + (double)(h % 1000) / 100.0;
+    return CONVSEL_OK;
+}
+
+static convsel_status syn_reorder(void *ctx, int64_t mb, int64_t c, int64_t h, int64_t w, convsel_layout from,
+                                  convsel_layout to, int threads, double *ms)
+{
+    const struct synthetic *s = ctx;
+    uint64_t x = mix(s->seed ^ (uint64_t)(mb * 131 + c * 7 + h * 3 + w) ^ ((uint64_t)from << 40) ^
+                     ((uint64_t)to << 48) ^ (uint64_t)threads);
+    *ms = (double)(x % 500) / 100.0;
+    return CONVSEL_OK;
+}
+
+static double reorder(const struct synthetic *s, const convsel_problem *p, int out_side, convsel_layout from,
+                      convsel_layout to)
+{
+    double ms = 0.0;
+    if (from == to)
+        return 0.0;
+    if (out_side)
+        syn_reorder((void *)s, p->mb, p->oc, p->oh, p->ow, from, to, 1, &ms);
+    else
+        syn_reorder((void *)s, p->mb, p->ic, p->ih, p->iw, from, to, 1, &ms);
+    return ms;
+}
+
+struct option_set {
+    size_t prim[16];
+    convsel_layout src[16], dst[16];
+    size_t n;
+};
+
+/* The documented network model, evaluated directly for one assignment. */
+static double brute_force(const struct synthetic *s, convsel_problem *layers, size_t n, struct option_set *opts)
+{
+    double best = DBL_MAX;
+    size_t idx[8] = {0};
+    for (int b = 0; b < CONVSEL_LAYOUT_COUNT; b++) {
+        convsel_layout boundary = (convsel_layout)b;
+        memset(idx, 0, sizeof idx);
+        for (;;) {
+            double total = 0.0;
+            for (size_t i = 0; i < n; i++) {
+                const struct option_set *o = &opts[i];
+                double ms;
+                syn_conv((void *)s, &layers[i], 1, o->prim[idx[i]], &ms);
+                total += ms;
+                int connected = i > 0 && layers[i - 1].mb == layers[i].mb && layers[i - 1].oc == layers[i].ic &&
+                                layers[i - 1].oh == layers[i].ih && layers[i - 1].ow == layers[i].iw;
+                if (i == 0) {
+                    total += reorder(s, &layers[i], 0, boundary, o->src[idx[i]]);
+                } else if (connected) {
+                    total += reorder(s, &layers[i], 0, opts[i - 1].dst[idx[i - 1]], o->src[idx[i]]);
+                } else {
+                    total += reorder(s, &layers[i - 1], 1, opts[i - 1].dst[idx[i - 1]], boundary);
+                    total += reorder(s, &layers[i], 0, boundary, o->src[idx[i]]);
+                }
+                if (i + 1 == n)
+                    total += reorder(s, &layers[i], 1, o->dst[idx[i]], boundary);
+            }
+            if (total < best)
+                best = total;
+            size_t k = 0;
+            while (k < n && ++idx[k] == opts[k].n)
+                idx[k++] = 0;
+            if (k == n)
+                break;
+        }
+    }
+    return best;
+}
+
+static convsel_network *write_network(const char *text)
+{
+    char path[] = "/tmp/convsel_test_net_XXXXXX";
+    int fd = mkstemp(path);
+    if (fd < 0)
+        return NULL;
+    if (write(fd, text, strlen(text)) != (ssize_t)strlen(text)) {
+        close(fd);
+        return NULL;
+    }
+    close(fd);
+    convsel_network *net = NULL;
+    convsel_network_load(path, 0, &net);
+    unlink(path);
+    return net;
+}
+
+static void test_dp_against_brute_force(void)
+{
+    /* Connected pairs, a broken connection, a repeat, a 1x1 layer. */
+    const char *nets[] = {
+        "mb1ic8ih10oc16oh10kh3ph1n\"a\"\nmb1ic16ih10oc16oh10kh1ph0n\"b\"\nmb1ic16ih10oc8oh10kh3ph1n\"c\"\n",
+        "mb1ic8ih10oc16oh10kh3ph1n\"a\"\nmb1ic4ih12oc8oh6kh3sh2ph1n\"b\"\nmb1ic8ih6oc8oh6kh1ph0n\"c*2\"\n",
+        "mb2ic3ih9oc8oh9kh3ph1n\"a\"\nmb2ic8ih9oc8oh9kh3ph1n\"b\"\n",
+    };
+    for (size_t t = 0; t < sizeof nets / sizeof nets[0]; t++) {
+        for (uint64_t seed = 1; seed <= 3; seed++) {
+            convsel_network *net = write_network(nets[t]);
+            CHECK(net != NULL);
+            if (!net)
+                continue;
+            struct synthetic syn = {seed * 1000 + t};
+            convsel_cost_source src = {syn_conv, syn_reorder, &syn, "synthetic"};
+            convsel_select_options o = {1, 0.0, NULL, 0};
+            convsel_plan *plan = NULL;
+            convsel_status st = convsel_select(net, &o, &src, &plan);
+            CHECK_EQ(st, CONVSEL_OK);
+            if (st != CONVSEL_OK) {
+                fprintf(stderr, "select: %s\n", convsel_last_error());
+                convsel_network_destroy(net);
+                continue;
+            }
+            /* Expanded sequence and each layer's options, as the DP sees them. */
+            convsel_problem layers[8];
+            struct option_set opts[8];
+            size_t n = 0;
+            for (size_t l = 0; l < convsel_network_size(net); l++)
+                for (int r = 0; r < convsel_network_layer(net, l)->repeat; r++)
+                    layers[n++] = *convsel_network_layer(net, l);
+            CHECK_EQ(plan->n_layers, n);
+            for (size_t i = 0; i < n; i++) {
+                opts[i].n = 0;
+                for (size_t p = 0; p < convsel_primitive_count(); p++) {
+                    if (convsel_primitive_is_reference(p) || !convsel_primitive_applicable(p, &layers[i], NULL, 0))
+                        continue;
+                    convsel_layout a, b;
+                    if (convsel_primitive_layouts_for(p, &layers[i], 1, &a, &b) != CONVSEL_OK)
+                        continue;
+                    opts[i].prim[opts[i].n] = p;
+                    opts[i].src[opts[i].n] = a;
+                    opts[i].dst[opts[i].n] = b;
+                    opts[i].n++;
+                }
+                CHECK(opts[i].n > 0);
+            }
+            double best = brute_force(&syn, layers, n, opts);
+            CHECK_NEAR(plan->total_ms, best, 1e-9);
+            /* The plan's own accounting adds up to its total. */
+            double sum = 0.0;
+            for (size_t i = 0; i < n; i++)
+                sum += plan->layers[i].conv_ms + plan->layers[i].reorder_in_ms + plan->layers[i].reorder_out_ms;
+            CHECK_NEAR(sum, plan->total_ms, 1e-9);
+            for (size_t i = 0; i < n; i++)
+                if (plan->layers[i].runner_up[0])
+                    CHECK(plan->layers[i].runner_up_margin_ms >= -1e-9);
+            convsel_plan_destroy(plan);
+            convsel_network_destroy(net);
+        }
+    }
+}
+
+static void test_exclusions_and_errors(void)
+{
+    convsel_network *net = write_network("mb1ic8ih10oc8oh10kh3ph1n\"x\"\nmb1ic8ih10oc8oh10kh3ph1n\"y\"\n");
+    CHECK(net != NULL);
+    if (!net)
+        return;
+    struct synthetic syn = {42};
+    convsel_cost_source src = {syn_conv, syn_reorder, &syn, "synthetic"};
+    size_t np = convsel_primitive_count();
+    unsigned char *excluded = calloc(np, 1);
+    size_t keep = np;
+    if (convsel_primitive_find("im2col_gemm", &keep) != CONVSEL_OK)
+        keep = np;
+    for (size_t p = 0; p < np; p++)
+        excluded[p] = p != keep;
+    convsel_select_options o = {1, 0.0, excluded, 0};
+    convsel_plan *plan = NULL;
+    if (keep < np) {
+        CHECK_EQ(convsel_select(net, &o, &src, &plan), CONVSEL_OK);
+        if (plan)
+            for (size_t i = 0; i < plan->n_layers; i++)
+                CHECK_STR(plan->layers[i].primitive, "im2col_gemm");
+        convsel_plan_destroy(plan);
+        plan = NULL;
+    }
+    /* Everything excluded: the layer is named in the error. */
+    memset(excluded, 1, np);
+    CHECK_EQ(convsel_select(net, &o, &src, &plan), CONVSEL_NOT_APPLICABLE);
+    CHECK(strstr(convsel_last_error(), "'x'") != NULL);
+    CHECK(plan == NULL);
+    /* An error bound excludes every primitive whose expected error exceeds it. */
+    memset(excluded, 0, np);
+    o.max_error = 1e-5;
+    CHECK_EQ(convsel_select(net, &o, &src, &plan), CONVSEL_OK);
+    if (plan) {
+        for (size_t i = 0; i < plan->n_layers; i++) {
+            size_t idx = 0;
+            CHECK_EQ(convsel_primitive_find(plan->layers[i].primitive, &idx), CONVSEL_OK);
+            CHECK(convsel_primitive_expected_error(idx) <= 1e-5);
+        }
+    }
+
+    /* Plan files round-trip, and the runner executes the plan. */
+    if (plan) {
+        char path[] = "/tmp/convsel_test_plan_XXXXXX";
+        int fd = mkstemp(path);
+        close(fd);
+        CHECK_EQ(convsel_plan_save(plan, path), CONVSEL_OK);
+        convsel_plan *back = NULL;
+        CHECK_EQ(convsel_plan_load(path, &back), CONVSEL_OK);
+        if (back) {
+            CHECK_EQ(back->n_layers, plan->n_layers);
+            CHECK_EQ(back->boundary_layout, plan->boundary_layout);
+            CHECK_NEAR(back->total_ms, plan->total_ms, 1e-5);
+            for (size_t i = 0; i < plan->n_layers; i++) {
+                CHECK_STR(back->layers[i].primitive, plan->layers[i].primitive);
+                CHECK_EQ(back->layers[i].src_layout, plan->layers[i].src_layout);
+                CHECK_EQ(back->layers[i].connected, plan->layers[i].connected);
+                CHECK(memcmp(&back->layers[i].problem, &plan->layers[i].problem, sizeof(convsel_problem)) == 0);
+            }
+            convsel_runner *runner = NULL;
+            CHECK_EQ(convsel_runner_create(back, 1, &runner), CONVSEL_OK);
+            if (runner)
+                CHECK_EQ(convsel_runner_run(runner), CONVSEL_OK);
+            convsel_runner_destroy(runner);
+            convsel_plan_destroy(back);
+        }
+        /* A corrupt plan fails cleanly. */
+        FILE *f = fopen(path, "w");
+        fputs("{\"format\": \"convsel-plan\", \"version\": 99, \"layers\": []}", f);
+        fclose(f);
+        CHECK_EQ(convsel_plan_load(path, &back), CONVSEL_VERSION_MISMATCH);
+        f = fopen(path, "w");
+        fputs("{\"format\": \"convsel-plan\", \"version\": 1, \"layers\": [{\"problem\": \"mb1ic8", f);
+        fclose(f);
+        CHECK_EQ(convsel_plan_load(path, &back), CONVSEL_CORRUPT);
+        CHECK_EQ(convsel_plan_load("/nonexistent/plan.json", &back), CONVSEL_IO_ERROR);
+        unlink(path);
+    }
+    convsel_plan_destroy(plan);
+    free(excluded);
+    convsel_network_destroy(net);
+}
+
+int main(void)
+{
+    test_dp_against_brute_force();
+    test_exclusions_and_errors();
+    return CHECK_DONE();
+}
