@@ -328,8 +328,11 @@ int convsel_fingerprint_same_cpu(const convsel_fingerprint *a, const convsel_fin
 /* ---------------------------------------------------------------- datasets */
 
 /* What a record measured: a convolution primitive on a problem, or a reorder
- * of the problem's src-shaped activation (mb × ic × ih × iw) between layouts. */
+ * of one of the problem's activations between layouts: the src-shaped one
+ * (mb × ic × ih × iw) or the dst-shaped one (mb × oc × oh × ow), as
+ * record.tensor says. */
 typedef enum { CONVSEL_RECORD_CONV = 0, CONVSEL_RECORD_REORDER = 1 } convsel_record_kind;
+typedef enum { CONVSEL_TENSOR_SRC = 0, CONVSEL_TENSOR_DST = 1 } convsel_tensor;
 
 typedef struct convsel_record {
     convsel_record_kind kind;
@@ -342,6 +345,7 @@ typedef struct convsel_record {
     double min_ms, p10_ms, median_ms, p90_ms;
     int runs;
     double create_ms;
+    convsel_tensor tensor;     /* reorder: which activation; conv: SRC */
 } convsel_record;
 
 typedef struct convsel_dataset convsel_dataset;
@@ -362,6 +366,160 @@ size_t convsel_dataset_fingerprint_count(const convsel_dataset *dataset);
 const convsel_fingerprint *convsel_dataset_fingerprint(const convsel_dataset *dataset, size_t i);
 /* "" when loading found nothing to warn about. */
 const char *convsel_dataset_warning(const convsel_dataset *dataset);
+
+/* Loads a dataset from size bytes of memory, as convsel_dataset_load does a
+ * file; name stands for the file in messages. */
+convsel_status convsel_dataset_load_buffer(const void *data, size_t size, const char *name,
+                                           convsel_dataset **dataset);
+
+/* Adds a fingerprint, or finds an identical one (every field equal), and
+ * writes its index. Returns OK, INVALID_ARGUMENT or OUT_OF_MEMORY. */
+convsel_status convsel_dataset_add_fingerprint(convsel_dataset *dataset, const convsel_fingerprint *fingerprint,
+                                               uint32_t *index);
+/* Appends a copy of record, checked as loading checks records (valid
+ * problem, known layouts and ISA, existing fingerprint index, finite times).
+ * Returns OK, INVALID_ARGUMENT or OUT_OF_MEMORY. */
+convsel_status convsel_dataset_append(convsel_dataset *dataset, const convsel_record *record);
+
+/* Adds src's fingerprints and records to dataset: fingerprints deduplicated,
+ * record indexes remapped, and a record dropped when one with the same
+ * measurement key is already there (everything but the timings, create_ms and
+ * the problem's name and repeat). added and dropped may be NULL. */
+convsel_status convsel_dataset_merge(convsel_dataset *dataset, const convsel_dataset *src, size_t *added,
+                                     size_t *dropped);
+
+/* Writes dataset to path, atomically (a temporary file renamed over path).
+ * Returns OK or IO_ERROR. */
+convsel_status convsel_dataset_save(const convsel_dataset *dataset, const char *path);
+
+/* A configuration is a problem's shape (every size, not the name) measured at
+ * a thread count on one fingerprint. Writes its key
+ * ("g1mb1_ic..._dh0dw0/t2/f0") into buf as snprintf does. */
+int convsel_record_config_key(const convsel_record *record, char *buf, size_t size);
+
+typedef struct convsel_dataset_summary {
+    size_t records, conv_records, reorder_records;
+    size_t configs;  /* distinct configuration keys */
+    size_t problems; /* distinct shapes */
+} convsel_dataset_summary;
+void convsel_dataset_summarize(const convsel_dataset *dataset, convsel_dataset_summary *summary);
+
+/*
+ * Splits dataset into a train and a test part with every record of a group on
+ * one side: groups are shapes (CONFIG: all thread counts of a shape together)
+ * or networks (NETWORK: the part of the problem's name before its first ':',
+ * so perturbed layers go with their network; a name without ':' is its own
+ * group). round(test_frac × groups) groups, drawn with seed, go to test.
+ */
+typedef enum { CONVSEL_SPLIT_BY_CONFIG = 0, CONVSEL_SPLIT_BY_NETWORK = 1 } convsel_split_by;
+convsel_status convsel_dataset_split(const convsel_dataset *dataset, double test_frac, uint64_t seed,
+                                     convsel_split_by by, convsel_dataset **train, convsel_dataset **test);
+
+/*
+ * An appending, crash-safe dataset writer. CREATE fails when path exists;
+ * TRUNCATE replaces it; RESUME appends to it (creating it when absent) after
+ * checking that its header holds a fingerprint of the same CPU and ISA cap
+ * (else INVALID_ARGUMENT naming both) and cutting a torn tail. A new file's
+ * header is written to a temporary file renamed into place, so path never
+ * holds half a header. Records are buffered until _flush, which writes them
+ * and fsyncs: a process killed between flushes loses only the unflushed ones.
+ */
+typedef enum { CONVSEL_WRITE_CREATE = 0, CONVSEL_WRITE_TRUNCATE = 1, CONVSEL_WRITE_RESUME = 2 } convsel_write_mode;
+typedef struct convsel_dataset_writer convsel_dataset_writer;
+
+convsel_status convsel_dataset_writer_open(const char *path, const convsel_fingerprint *fingerprint,
+                                           convsel_write_mode mode, convsel_dataset_writer **writer);
+/* The records that were in the file when it was opened (RESUME), else empty. */
+const convsel_dataset *convsel_dataset_writer_existing(const convsel_dataset_writer *writer);
+/* Buffers a record; its fingerprint index is replaced by the writer's. */
+convsel_status convsel_dataset_writer_append(convsel_dataset_writer *writer, const convsel_record *record);
+convsel_status convsel_dataset_writer_flush(convsel_dataset_writer *writer);
+/* Records appended through this writer (flushed or not). */
+size_t convsel_dataset_writer_count(const convsel_dataset_writer *writer);
+/* Flushes, closes and frees (NULL does nothing); returns the flush's status. */
+convsel_status convsel_dataset_writer_close(convsel_dataset_writer *writer);
+
+/* ---------------------------------------------------------------- sampler */
+
+/*
+ * Draws profiling configurations (docs/sampling.md): perturbations of real
+ * network layers (the bases) and random configurations, each valid and
+ * within the caps, all distinct, deterministic for a seed and base list.
+ */
+typedef struct convsel_sampler_options {
+    uint64_t seed;
+    double max_flops;    /* per configuration (default 2e9) */
+    double max_bytes;    /* src + weights + dst (channels padded to 16) + one image's im2col (default 256 MiB) */
+    double perturb_frac; /* share of perturbed bases when there are bases (default 0.6) */
+} convsel_sampler_options;
+
+void convsel_sampler_options_default(convsel_sampler_options *opts);
+
+typedef struct convsel_sampler convsel_sampler;
+convsel_status convsel_sampler_create(const convsel_sampler_options *opts, convsel_sampler **sampler);
+void convsel_sampler_destroy(convsel_sampler *sampler);
+/* Adds a base layer (its batch is ignored: samples draw their own). */
+convsel_status convsel_sampler_add_base(convsel_sampler *sampler, const convsel_problem *layer);
+/* Adds every layer of a network file that parses as a supported 2D problem
+ * (others are skipped, not errors), or of every *.txt in a directory, in
+ * name order. added (may be NULL) receives the count. Returns OK or IO_ERROR. */
+convsel_status convsel_sampler_add_file(convsel_sampler *sampler, const char *path, size_t *added);
+size_t convsel_sampler_base_count(const convsel_sampler *sampler);
+/* The next configuration, named "<base name>~pN" (perturbed) or "random~N". */
+convsel_status convsel_sampler_next(convsel_sampler *sampler, convsel_problem *problem);
+
+/* ---------------------------------------------------------------- profiler */
+
+typedef struct convsel_profile_progress {
+    size_t done, total;    /* configurations finished / to do in this run */
+    size_t skipped;        /* already in the file (resume) or in another shard */
+    size_t failed;
+    size_t records;        /* written in this run */
+    double elapsed_s;
+    const convsel_problem *current; /* the configuration starting, or NULL */
+    int threads;
+    const char *message;   /* a warning (a configuration that failed), or NULL */
+} convsel_profile_progress;
+
+typedef struct convsel_profile_options {
+    const int *threads;          /* thread counts (default {1}) */
+    size_t n_threads;
+    const unsigned char *selected; /* per primitive, or NULL: every non-reference one */
+    convsel_timing_options timing;
+    int reorders;                /* also time the layouts' reorders (default 1) */
+    double budget_s;             /* stop before a configuration that would end past it (0: none) */
+    unsigned shard_index, shard_count; /* this shard of the configurations (default 0 of 1) */
+    convsel_write_mode mode;     /* default CREATE; RESUME skips the configurations already there */
+    const volatile int *stop;    /* when it becomes non-zero, stop after the configuration in flight */
+    void (*progress)(const convsel_profile_progress *progress, void *ctx);
+    void *progress_ctx;
+} convsel_profile_options;
+
+void convsel_profile_options_default(convsel_profile_options *opts);
+
+typedef struct convsel_profile_result {
+    size_t configs;          /* distinct configurations (shapes × thread counts) */
+    size_t in_shard;
+    size_t skipped;          /* in the shard but already in the file */
+    size_t done, failed;
+    size_t records;          /* written in this run */
+    int budget_reached, interrupted;
+} convsel_profile_result;
+
+/*
+ * Profiles the distinct shapes of problems (the first one's name is kept) at
+ * every thread count: each configuration's primitives measured interleaved
+ * (convsel_measure_problem) and, with reorders, every reorder between the
+ * layouts they use (nchw included) of the src- and dst-shaped activations,
+ * then its records appended to path and flushed. The shard is chosen by a
+ * hash of the shape's descriptor, so it does not depend on the list's order.
+ * A configuration that fails is reported through progress and counted.
+ * Returns OK (also when the budget ends the run), INTERRUPTED (stop flag),
+ * INVALID_ARGUMENT, IO_ERROR or the writer's errors; result is filled in all
+ * cases.
+ */
+convsel_status convsel_profile_run(const convsel_problem *problems, size_t n, const convsel_profile_options *opts,
+                                   const char *path, convsel_profile_result *result);
 
 /* ---------------------------------------------------------------- plans */
 
@@ -462,6 +620,30 @@ void convsel_plan_destroy(convsel_plan *plan);
  * the format version and every primitive and layout name. */
 convsel_status convsel_plan_save(const convsel_plan *plan, const char *path);
 convsel_status convsel_plan_load(const char *path, convsel_plan **plan);
+
+/* ---------------------------------------------------------------- reorder cost model */
+
+#define CONVSEL_REORDER_MODEL_THREADS 4
+
+/*
+ * Reorder time as a + b × megabytes moved, per (from, to, threads), fitted by
+ * least squares on a dataset's reorder records. Pairs without records fall
+ * back to the bandwidth estimate of the fitted pairs (or 8 GB/s per thread
+ * when nothing was fitted).
+ */
+typedef struct convsel_reorder_model {
+    double a_ms[CONVSEL_LAYOUT_COUNT][CONVSEL_LAYOUT_COUNT][CONVSEL_REORDER_MODEL_THREADS];
+    double b_ms_per_mb[CONVSEL_LAYOUT_COUNT][CONVSEL_LAYOUT_COUNT][CONVSEL_REORDER_MODEL_THREADS];
+    int n_records[CONVSEL_LAYOUT_COUNT][CONVSEL_LAYOUT_COUNT][CONVSEL_REORDER_MODEL_THREADS];
+    double fallback_ms_per_mb; /* per thread */
+} convsel_reorder_model;
+
+/* Fits on every CONVSEL_RECORD_REORDER record of the datasets (median ms). */
+convsel_status convsel_reorder_model_fit(const convsel_dataset *const *sets, size_t n_sets,
+                                         convsel_reorder_model *model);
+/* Predicted ms of reordering an mb×c×h×w activation; 0 when from == to. */
+double convsel_reorder_model_predict(const convsel_reorder_model *model, int64_t mb, int64_t c, int64_t h, int64_t w,
+                                     convsel_layout from, convsel_layout to, int threads);
 
 /* ---------------------------------------------------------------- network runner */
 
