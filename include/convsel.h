@@ -662,6 +662,211 @@ void convsel_runner_destroy(convsel_runner *runner);
 /* Number of reorders one pass executes. */
 size_t convsel_runner_reorder_count(const convsel_runner *runner);
 
+/* ---------------------------------------------------------------- model */
+
+/*
+ * A learned latency model: gradient-boosted regression trees that predict
+ * each primitive's time on a (problem, threads, CPU) from the features of
+ * docs/learner.md. Files: docs/model-format.md.
+ */
+typedef struct convsel_model convsel_model;
+
+/* What the trees predict; the time is recovered from it. */
+#define CONVSEL_TARGET_MAP(X)                                                  \
+    X(LOG, "log")                          /* log(ms) */                       \
+    X(LOG_PER_FLOP, "log_per_flop")        /* log(ms / FLOPs) */               \
+    X(ROOFLINE_RESIDUAL, "roofline_residual") /* log(ms / refined roofline) */
+
+typedef enum {
+#define CONVSEL_TARGET_ENUM(name, text) CONVSEL_TARGET_##name,
+    CONVSEL_TARGET_MAP(CONVSEL_TARGET_ENUM)
+#undef CONVSEL_TARGET_ENUM
+    CONVSEL_TARGET_COUNT
+} convsel_target;
+
+/* Which of a record's timings is the time to learn. */
+typedef enum { CONVSEL_STAT_MEDIAN = 0, CONVSEL_STAT_P10 = 1, CONVSEL_STAT_MIN = 2 } convsel_statistic;
+
+/* One ensemble per primitive, or one ensemble with the primitive as a
+ * categorical feature. */
+typedef enum { CONVSEL_MODEL_PER_PRIMITIVE = 0, CONVSEL_MODEL_SINGLE = 1 } convsel_model_mode;
+
+typedef struct convsel_train_params {
+    int trees;              /* boosting iterations at most (default 600) */
+    double learning_rate;   /* shrinkage (0.05) */
+    int max_depth;          /* (7) */
+    int min_leaf;           /* rows per leaf at least (3) */
+    double lambda;          /* L2 penalty on leaf values (1) */
+    double min_gain;        /* a split must gain more (0) */
+    double row_subsample;   /* share of rows per tree (0.8) */
+    double col_subsample;   /* share of features per tree (0.8) */
+    int max_bins;           /* quantile bins per feature, <= 256 (255) */
+    double valid_fraction;  /* share of layers held out for early stopping (0.15; 0: none) */
+    int patience;           /* stop after this many trees without a better validation loss (60) */
+    uint64_t seed;          /* (1) */
+    int threads;            /* OpenMP threads for training; 0: all (0). The model does not depend on it. */
+    convsel_target target;  /* (ROOFLINE_RESIDUAL) */
+    convsel_statistic statistic; /* (MEDIAN) */
+    convsel_model_mode mode;     /* (PER_PRIMITIVE) */
+    double peak_gflops;     /* roofline: AVX-512 f32 peak per core (148, docs/learner.md) */
+    double bandwidth_gbs;   /* roofline: memory bandwidth per thread (12) */
+} convsel_train_params;
+
+void convsel_train_params_default(convsel_train_params *params);
+
+/* Sets params from "key=value,key=value" (keys are the field names; target,
+ * statistic and mode take "log", "median", "single", ...). Returns OK or
+ * INVALID_ARGUMENT naming the key. */
+convsel_status convsel_train_params_parse(const char *text, convsel_train_params *params);
+
+/* Progress of training, once per tree. */
+typedef struct convsel_train_progress {
+    const char *ensemble;        /* the primitive, or "all" for a single model */
+    size_t ensemble_index, ensemble_count;
+    int iteration;               /* 0-based tree index */
+    double train_rmse;           /* of the target on the training rows */
+    double valid_rmse;           /* on the validation rows (NaN when none) */
+    int best_iteration;
+} convsel_train_progress;
+
+/* Returns non-zero to stop training (convsel_model_train returns INTERRUPTED). */
+typedef int (*convsel_train_progress_fn)(const convsel_train_progress *progress, void *user);
+
+/*
+ * Trains a model on the CONVSEL_RECORD_CONV records of n datasets (the
+ * statistic of params, records with a non-positive or non-finite time
+ * skipped). params NULL means the defaults; progress may be NULL. The model
+ * is the same, byte for byte, for the same records, parameters and seed.
+ * Returns OK, INVALID_ARGUMENT (bad parameters, no records), OUT_OF_MEMORY or
+ * INTERRUPTED.
+ */
+convsel_status convsel_model_train(const convsel_dataset *const *sets, size_t n, const convsel_train_params *params,
+                                   convsel_train_progress_fn progress, void *user, convsel_model **model);
+
+/* Writes the model to path (docs/model-format.md). Returns OK or IO_ERROR. */
+convsel_status convsel_model_save(const convsel_model *model, const char *path);
+
+/* Reads a model file. Fails with IO_ERROR, CORRUPT (foreign, truncated or
+ * inconsistent file) or VERSION_MISMATCH (another format version, or a
+ * feature schema other than this build's), the detail naming the file. */
+convsel_status convsel_model_load(const char *path, convsel_model **model);
+
+/* The default model's path: $CONVSEL_MODEL, else models/default.msgpack
+ * next to the executable's directory (../models), in the source tree, then
+ * in the installed data directory. Returns OK or NOT_FOUND (listing where it
+ * looked). */
+convsel_status convsel_model_default_path(char *path, size_t size);
+
+void convsel_model_destroy(convsel_model *model);
+
+/*
+ * Predicted milliseconds of catalogue primitive primitive_index on problem
+ * with threads threads on cpu (NULL: the model's first training CPU).
+ * Returns OK, INVALID_ARGUMENT (invalid problem, threads < 1) or NOT_FOUND
+ * (the model has no data for that primitive).
+ */
+convsel_status convsel_model_predict_ms(const convsel_model *model, const convsel_problem *problem, int threads,
+                                        size_t primitive_index, const convsel_fingerprint *cpu, double *ms);
+
+/* A prediction request; primitive indexes the model's own list
+ * (convsel_model_primitive_name), not the catalogue. */
+typedef struct convsel_model_query {
+    const convsel_problem *problem;
+    int threads;
+    size_t primitive;
+    const convsel_fingerprint *cpu; /* NULL: the model's first training CPU */
+} convsel_model_query;
+
+/* ms[i] for every query, on the calling thread. Returns OK or
+ * INVALID_ARGUMENT (naming the first bad query; ms is then incomplete). */
+convsel_status convsel_model_predict_batch(const convsel_model *model, const convsel_model_query *queries, size_t n,
+                                           double *ms);
+
+/* The primitives the model knows, in its order. */
+size_t convsel_model_primitive_count(const convsel_model *model);
+const char *convsel_model_primitive_name(const convsel_model *model, size_t i);
+/* Index of a primitive by name in the model's list. Returns OK or NOT_FOUND. */
+convsel_status convsel_model_primitive_find(const convsel_model *model, const char *name, size_t *index);
+
+/* A stable identifier: 16 hex digits of a hash of the model's file bytes. */
+const char *convsel_model_id(const convsel_model *model);
+
+/* The CPUs of the training data, and the training parameters. */
+size_t convsel_model_fingerprint_count(const convsel_model *model);
+const convsel_fingerprint *convsel_model_fingerprint(const convsel_model *model, size_t i);
+const convsel_train_params *convsel_model_params(const convsel_model *model);
+
+/*
+ * Accuracy over conv records. Shares are fractions (0.05 is 5%).
+ *   mape, within10: mean |pred - measured| / measured, and the share of
+ *     records with that error <= 0.10, over every record predicted.
+ *   A layer is a configuration (problem shape, threads, CPU); over layers
+ *   with at least 2 primitives:
+ *   spearman: rank correlation of predicted and measured times (ties get
+ *     average ranks; 0 when either side is constant), averaged over layers;
+ *   top1: share of layers whose predicted-fastest primitive is the fastest;
+ *   regret_mean, regret_p95: measured time of the predicted-fastest over the
+ *     fastest's, minus 1 (p95 by linear interpolation).
+ */
+typedef struct convsel_metrics {
+    double mape, within10, spearman, top1, regret_mean, regret_p95;
+    size_t n_records, n_layers;
+} convsel_metrics;
+
+/* Evaluates model on the datasets' conv records (records of primitives the
+ * model lacks are skipped). Returns OK, INVALID_ARGUMENT (nothing to
+ * evaluate) or OUT_OF_MEMORY. */
+convsel_status convsel_model_eval(const convsel_model *model, const convsel_dataset *const *sets, size_t n,
+                                  convsel_metrics *metrics);
+
+/*
+ * Cross-validation of params on the datasets. RANDOM: one 80/20 split by
+ * layer, drawn with params->seed; metrics on the 20%. BY_NETWORK: leave one
+ * network out (the network is the part of a problem's name before ':';
+ * records whose name has none always train), metrics pooled over every
+ * held-out network. Returns OK, INVALID_ARGUMENT (fewer than 2 groups),
+ * OUT_OF_MEMORY or the training's errors.
+ */
+typedef enum { CONVSEL_CV_RANDOM = 0, CONVSEL_CV_BY_NETWORK = 1 } convsel_cv_kind;
+convsel_status convsel_model_cv(const convsel_dataset *const *sets, size_t n, const convsel_train_params *params,
+                                convsel_cv_kind kind, convsel_metrics *metrics);
+
+/* ---------------------------------------------------------------- selection with a model */
+
+/*
+ * Costs from a learned model: conv times predicted for cpu (the machine the
+ * plan is for), reorder times from reorders (NULL: the model's own reorder
+ * model, or a bandwidth estimate when it has none).
+ */
+typedef struct convsel_model_costs {
+    const convsel_model *model;
+    const convsel_reorder_model *reorders;
+    convsel_fingerprint cpu;
+} convsel_model_costs;
+
+/* The cost source view of costs (valid while costs and its model live). */
+convsel_cost_source convsel_model_costs_source(convsel_model_costs *costs);
+
+/* The model's relative uncertainty: the root mean square of its log-space
+ * error on its validation rows (0.1 when it has none recorded). */
+double convsel_model_uncertainty(const convsel_model *model);
+
+/* The model's reorder cost model, or NULL when it was trained without reorder
+ * records. */
+const convsel_reorder_model *convsel_model_reorders(const convsel_model *model);
+
+/*
+ * convsel_select with measurement where the model cannot decide: for every
+ * distinct layer whose two best predicted primitives are within the model's
+ * uncertainty (relative gap below 2 × uncertainty, e.g. the model's log-space
+ * validation RMSE), the top k predicted primitives are timed interleaved and
+ * their measured times replace the predictions. plan->verified_layers and
+ * plan->verify_s report how many layers needed it and the seconds spent.
+ */
+convsel_status convsel_select_verified(const convsel_network *network, const convsel_select_options *opts,
+                                       const convsel_cost_source *costs, int k, double uncertainty,
+                                       const convsel_timing_options *timing, convsel_plan **plan);
+
 /* ---------------------------------------------------------------- reference helpers */
 
 /* Fills buf with n uniform values in [-1, 1) from a seeded generator

@@ -12,6 +12,35 @@ struct cli_command {
     const char *summary;
 };
 
+/* Shared helpers (common.c). Parsers print their own message and return 0 on
+ * bad input; the others return an exit code. */
+int cli_is_help(const char *arg);
+int cli_status_exit(convsel_status st);
+/* Prints "convsel CMD: <last error>" and returns the exit code for st. */
+int cli_fail(const char *cmd, convsel_status st);
+int cli_parse_long(const char *cmd, const char *opt, const char *text, long lo, long hi, long *value);
+int cli_parse_double(const char *cmd, const char *opt, const char *text, double lo, double hi, double *value);
+/* The value after option argv[*i] (advancing *i), or NULL with a message. */
+const char *cli_value(const char *cmd, int argc, char **argv, int *i);
+/* A network from --net FILE or a single descriptor (exactly one given). */
+int cli_load_network(const char *cmd, const char *net_file, const char *desc, long mb, convsel_network **net);
+/* Marks in mask (convsel_primitive_count() entries) the primitives named, or
+ * belonging to the families named, in a comma-separated list. */
+int cli_parse_primitive_set(const char *cmd, const char *list, unsigned char *mask);
+
+/* Seconds on a monotonic clock. */
+double cli_now(void);
+/* Loads --model M, or the default model when path is NULL. */
+int cli_open_model(const char *cmd, const char *path, convsel_model **model);
+/* One line when the model was trained on another CPU than here. */
+void cli_warn_cpu(const char *cmd, const convsel_model *model, const convsel_fingerprint *here);
+/* The plan table: layer, primitive, predicted ms, runner-up, margin, reorders. */
+void cli_print_plan(const convsel_plan *plan);
+
 int cmd_primitives(int argc, char **argv);
+int cmd_select(int argc, char **argv);
+int cmd_compare(int argc, char **argv);
+int cmd_run(int argc, char **argv);
+int cmd_bench_layer(int argc, char **argv);
 
 #endif

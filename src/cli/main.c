@@ -6,6 +6,10 @@
 
 static const struct cli_command commands[] = {
     {"primitives", cmd_primitives, "list the primitives: name, family, layouts"},
+    {"select", cmd_select, "choose the fastest primitive per layer of a network"},
+    {"run", cmd_run, "run a network with a plan and report its latency"},
+    {"compare", cmd_compare, "model plan vs oneDNN alone vs single best vs oracle, end to end"},
+    {"bench-layer", cmd_bench_layer, "time every primitive on one layer, interleaved"},
 };
 
 static void usage(FILE *out)

@@ -1,0 +1,246 @@
+/*
+ * convsel compare: the proof. In one process, the model's plan against
+ * oneDNN's own choice on every layer, the best single primitive, and the
+ * oracle (every applicable primitive measured on every layer, the same
+ * dynamic programming on measured costs), the four networks timed
+ * interleaved end to end.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+
+static void usage(FILE *out)
+{
+    fprintf(out,
+            "usage: convsel compare --net FILE [--mb N] [--threads N] [--model M] [--verify K]\n"
+            "                       [--max-time S] [--profile-time S] [--json]\n"
+            "\n"
+            "Times, interleaved in one process, the network run with (a) the model's plan,\n"
+            "(b) onednn_auto on every layer, (c) the best single primitive on every layer and\n"
+            "(d) the oracle plan from exhaustive profiling, and reports their latencies.\n"
+            "\n"
+            "  --net FILE        network file\n"
+            "  --mb N            override every layer's batch\n"
+            "  --threads N       threads per primitive (default 1)\n"
+            "  --model M         model file (default: the shipped model)\n"
+            "  --verify K        let the model's plan verify close calls (see convsel select)\n"
+            "  --max-time S      seconds of interleaved end-to-end timing (default 5)\n"
+            "  --profile-time S  time cap per layer of the oracle's profiling (default 1)\n"
+            "  --json            print plan_ms, onednn_auto_ms, single_best_ms, single_best, oracle_ms,\n"
+            "                    select_ms, oracle_profile_s, ...\n");
+}
+
+static convsel_status run_network(void *ctx)
+{
+    return convsel_runner_run(ctx);
+}
+
+/* A plan in which every layer uses one primitive (the others excluded),
+ * priced by the measured costs. NOT_APPLICABLE when it cannot compute some
+ * layer. */
+static convsel_status single_plan(const convsel_network *net, int threads, size_t primitive,
+                                  const convsel_cost_source *measured, convsel_plan **plan)
+{
+    size_t np = convsel_primitive_count();
+    unsigned char *excluded = malloc(np);
+    if (!excluded)
+        return CONVSEL_OUT_OF_MEMORY;
+    for (size_t i = 0; i < np; i++)
+        excluded[i] = i != primitive;
+    convsel_select_options opts = {threads, 0.0, excluded, 0};
+    convsel_status st = convsel_select(net, &opts, measured, plan);
+    free(excluded);
+    return st;
+}
+
+/* The model's plan priced with measured costs (what it really costs). */
+static double measured_total(const convsel_plan *plan, const convsel_cost_source *measured)
+{
+    double total = 0.0, ms;
+    for (size_t i = 0; i < plan->n_layers; i++) {
+        const convsel_plan_layer *l = &plan->layers[i];
+        size_t idx;
+        if (convsel_primitive_find(l->primitive, &idx) == CONVSEL_OK &&
+            measured->conv_ms(measured->ctx, &l->problem, plan->threads, idx, &ms) == CONVSEL_OK)
+            total += ms;
+    }
+    return total;
+}
+
+int cmd_compare(int argc, char **argv)
+{
+    const char *net_file = NULL, *model_file = NULL, *v;
+    long mb = 0, threads = 1, verify = 0;
+    double max_time = 5.0, profile_time = 1.0;
+    int json = 0;
+    for (int i = 1; i < argc; i++) {
+        if (cli_is_help(argv[i])) {
+            usage(stdout);
+            return CLI_OK;
+        } else if (!strcmp(argv[i], "--net")) {
+            if (!(net_file = cli_value("compare", argc, argv, &i)))
+                return CLI_USAGE;
+        } else if (!strcmp(argv[i], "--model")) {
+            if (!(model_file = cli_value("compare", argc, argv, &i)))
+                return CLI_USAGE;
+        } else if (!strcmp(argv[i], "--mb")) {
+            if (!(v = cli_value("compare", argc, argv, &i)) || !cli_parse_long("compare", "--mb", v, 1, 1 << 20, &mb))
+                return CLI_USAGE;
+        } else if (!strcmp(argv[i], "--threads")) {
+            if (!(v = cli_value("compare", argc, argv, &i)) ||
+                !cli_parse_long("compare", "--threads", v, 1, 1024, &threads))
+                return CLI_USAGE;
+        } else if (!strcmp(argv[i], "--verify")) {
+            if (!(v = cli_value("compare", argc, argv, &i)) ||
+                !cli_parse_long("compare", "--verify", v, 0, 64, &verify))
+                return CLI_USAGE;
+        } else if (!strcmp(argv[i], "--max-time")) {
+            if (!(v = cli_value("compare", argc, argv, &i)) ||
+                !cli_parse_double("compare", "--max-time", v, 0.1, 3600.0, &max_time))
+                return CLI_USAGE;
+        } else if (!strcmp(argv[i], "--profile-time")) {
+            if (!(v = cli_value("compare", argc, argv, &i)) ||
+                !cli_parse_double("compare", "--profile-time", v, 0.01, 600.0, &profile_time))
+                return CLI_USAGE;
+        } else if (!strcmp(argv[i], "--json")) {
+            json = 1;
+        } else {
+            fprintf(stderr, "convsel compare: unknown argument '%s'\n", argv[i]);
+            usage(stderr);
+            return CLI_USAGE;
+        }
+    }
+    if (!net_file) {
+        fprintf(stderr, "convsel compare: --net FILE is required\n");
+        return CLI_USAGE;
+    }
+
+    enum { PLAN, AUTO, SINGLE, ORACLE, N_PLANS };
+    static const char *const labels[N_PLANS] = {"model plan", "onednn_auto", "single best", "oracle"};
+    convsel_plan *plans[N_PLANS] = {0};
+    convsel_runner *runners[N_PLANS] = {0};
+    convsel_timing timings[N_PLANS] = {{0}};
+    convsel_network *net = NULL;
+    convsel_model *model = NULL;
+    convsel_measured_costs *measured = NULL;
+    char single_name[32] = "";
+    double select_ms = 0.0, oracle_profile_s = 0.0;
+    size_t np = convsel_primitive_count();
+    convsel_status st = CONVSEL_OK;
+
+    int rc = cli_load_network("compare", net_file, NULL, mb, &net);
+    if (rc == CLI_OK)
+        rc = cli_open_model("compare", model_file, &model);
+    if (rc != CLI_OK)
+        goto done;
+
+    /* (a) the model's plan, and how long choosing took. */
+    convsel_model_costs mc = {model, NULL, {0}};
+    convsel_fingerprint_get(&mc.cpu);
+    cli_warn_cpu("compare", model, &mc.cpu);
+    convsel_cost_source model_costs = convsel_model_costs_source(&mc);
+    convsel_select_options opts = {(int)threads, 0.0, NULL, 0};
+    convsel_timing_options topts;
+    convsel_timing_options_default(&topts);
+    topts.max_time_s = profile_time;
+    double t0 = cli_now();
+    st = verify ? convsel_select_verified(net, &opts, &model_costs, (int)verify, convsel_model_uncertainty(model),
+                                          &topts, &plans[PLAN])
+                : convsel_select(net, &opts, &model_costs, &plans[PLAN]);
+    select_ms = (cli_now() - t0) * 1e3;
+    if (st != CONVSEL_OK)
+        goto fail;
+
+    /* (d) the oracle: every applicable primitive measured on every layer. */
+    if ((st = convsel_measured_costs_create(&topts, &measured)) != CONVSEL_OK)
+        goto fail;
+    convsel_cost_source measured_costs = convsel_measured_costs_source(measured);
+    if (!json)
+        fprintf(stderr, "convsel compare: profiling every primitive on every layer (the oracle)...\n");
+    if ((st = convsel_select(net, &opts, &measured_costs, &plans[ORACLE])) != CONVSEL_OK)
+        goto fail;
+    oracle_profile_s = convsel_measured_costs_seconds(measured);
+
+    /* (b) oneDNN alone, and (c) the best single primitive, both priced by the
+     * measurements the oracle already made. */
+    size_t auto_index;
+    if ((st = convsel_primitive_find("onednn_auto", &auto_index)) != CONVSEL_OK)
+        goto fail;
+    if ((st = single_plan(net, (int)threads, auto_index, &measured_costs, &plans[AUTO])) != CONVSEL_OK)
+        goto fail;
+    for (size_t i = 0; i < np; i++) {
+        convsel_plan *candidate = NULL;
+        if (convsel_primitive_is_reference(i))
+            continue;
+        convsel_status cs = single_plan(net, (int)threads, i, &measured_costs, &candidate);
+        if (cs == CONVSEL_OK && (!plans[SINGLE] || candidate->total_ms < plans[SINGLE]->total_ms)) {
+            convsel_plan_destroy(plans[SINGLE]);
+            plans[SINGLE] = candidate;
+            snprintf(single_name, sizeof single_name, "%s", convsel_primitive_name(i));
+        } else {
+            convsel_plan_destroy(candidate);
+        }
+    }
+    if (!plans[SINGLE]) {
+        plans[SINGLE] = plans[AUTO];
+        snprintf(single_name, sizeof single_name, "onednn_auto");
+    }
+
+    /* The four networks, timed interleaved end to end. */
+    convsel_timed_fn fns[N_PLANS];
+    void *ctxs[N_PLANS];
+    for (int k = 0; k < N_PLANS; k++) {
+        if ((st = convsel_runner_create(plans[k], 1, &runners[k])) != CONVSEL_OK)
+            goto fail;
+        fns[k] = run_network;
+        ctxs[k] = runners[k];
+    }
+    convsel_timing_options eopts;
+    convsel_timing_options_default(&eopts);
+    eopts.max_time_s = max_time;
+    eopts.warmup_s = 0.3;
+    eopts.min_rounds = 7;
+    eopts.target_rel_ci = 0.01;
+    if ((st = convsel_time_interleaved(N_PLANS, fns, ctxs, &eopts, timings)) != CONVSEL_OK)
+        goto fail;
+
+    double plan_measured = measured_total(plans[PLAN], &measured_costs);
+    double speedup = timings[AUTO].median_ms / timings[PLAN].median_ms;
+    double gap = timings[PLAN].median_ms / timings[ORACLE].median_ms - 1.0;
+    if (json) {
+        printf("{\"network\": \"%s\", \"mb\": %lld, \"threads\": %ld, \"layers\": %zu, \"plan_ms\": %.4f, "
+               "\"onednn_auto_ms\": %.4f, \"single_best_ms\": %.4f, \"single_best\": \"%s\", \"oracle_ms\": %.4f, "
+               "\"select_ms\": %.4f, \"oracle_profile_s\": %.3f, \"speedup_vs_onednn_auto\": %.4f, "
+               "\"plan_vs_oracle\": %.4f, \"plan_predicted_ms\": %.4f, \"plan_layer_sum_measured_ms\": %.4f, "
+               "\"verified_layers\": %zu, \"verify_s\": %.3f, \"model_id\": \"%s\"}\n",
+               convsel_network_name(net), (long long)plans[PLAN]->mb, threads, plans[PLAN]->n_layers,
+               timings[PLAN].median_ms, timings[AUTO].median_ms, timings[SINGLE].median_ms, single_name,
+               timings[ORACLE].median_ms, select_ms, oracle_profile_s, speedup, gap, plans[PLAN]->total_ms,
+               plan_measured, plans[PLAN]->verified_layers, plans[PLAN]->verify_s, convsel_model_id(model));
+    } else {
+        cli_print_plan(plans[PLAN]);
+        printf("\n%-13s %12s %10s %10s\n", "network run", "median_ms", "min_ms", "vs_plan");
+        for (int k = 0; k < N_PLANS; k++)
+            printf("%-13s %12.3f %10.3f %9.3fx%s%s\n", labels[k], timings[k].median_ms, timings[k].min_ms,
+                   timings[k].median_ms / timings[PLAN].median_ms, k == SINGLE ? "  " : "",
+                   k == SINGLE ? single_name : "");
+        printf("\nspeed-up over oneDNN alone: %.3fx; distance to the oracle: %+.1f%%\n", speedup, 100.0 * gap);
+        printf("model selection took %.2f ms; exhaustive profiling took %.1f s (%.0fx longer)\n", select_ms,
+               oracle_profile_s, oracle_profile_s * 1e3 / (select_ms > 0 ? select_ms : 1e-3));
+    }
+    goto done;
+fail:
+    rc = cli_fail("compare", st);
+done:
+    for (int k = 0; k < N_PLANS; k++) {
+        convsel_runner_destroy(runners[k]);
+        if (k != SINGLE || plans[SINGLE] != plans[AUTO])
+            convsel_plan_destroy(plans[k]);
+    }
+    convsel_measured_costs_destroy(measured);
+    convsel_model_destroy(model);
+    convsel_network_destroy(net);
+    return rc;
+}

@@ -1,0 +1,171 @@
+/* convsel select: the fastest primitive per layer, from the model. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+
+static void usage(FILE *out)
+{
+    fprintf(out,
+            "usage: convsel select --net FILE [--mb N] [--threads N] [--model M] [--max-error E]\n"
+            "                      [--exclude LIST] [--verify K] [--uncertainty U] [-o PLAN] [--quiet]\n"
+            "\n"
+            "Predicts every applicable primitive on every layer and chooses by dynamic programming\n"
+            "along the layer sequence, counting the reorders between layouts (docs/selection.md).\n"
+            "\n"
+            "  --net FILE       network file (one benchdnn descriptor per line; '*N' = N consecutive copies)\n"
+            "  --mb N           override every layer's batch\n"
+            "  --threads N      threads per primitive (default 1)\n"
+            "  --model M        model file (default: the shipped models/default.msgpack)\n"
+            "  --max-error E    exclude primitives whose expected relative error exceeds E\n"
+            "  --exclude LIST   exclude primitives or families by name (comma-separated)\n"
+            "  --verify K       where the best predictions are too close to call, time the top K\n"
+            "                   interleaved and choose by measurement\n"
+            "  --uncertainty U  the model's relative uncertainty for --verify (default: the model's own)\n"
+            "  -o PLAN          write the plan (JSON, docs/plan-format.md)\n"
+            "  --quiet          no table\n");
+}
+
+int cli_open_model(const char *cmd, const char *path, convsel_model **model)
+{
+    char found[4096];
+    convsel_status st;
+    if (!path) {
+        st = convsel_model_default_path(found, sizeof found);
+        if (st != CONVSEL_OK)
+            return cli_fail(cmd, st);
+        path = found;
+    }
+    st = convsel_model_load(path, model);
+    if (st != CONVSEL_OK)
+        return cli_fail(cmd, st);
+    return CLI_OK;
+}
+
+void cli_warn_cpu(const char *cmd, const convsel_model *model, const convsel_fingerprint *here)
+{
+    for (size_t i = 0; i < convsel_model_fingerprint_count(model); i++)
+        if (convsel_fingerprint_same_cpu(convsel_model_fingerprint(model, i), here))
+            return;
+    const convsel_fingerprint *fp = convsel_model_fingerprint_count(model) ? convsel_model_fingerprint(model, 0) : NULL;
+    fprintf(stderr,
+            "convsel %s: note: the model was trained on %s (%s) and this CPU is %s (%s); "
+            "'convsel calibrate' adapts it from a few measurements\n",
+            cmd, fp ? fp->model_name : "another CPU", fp ? convsel_isa_name(fp->isa_cap) : "?", here->model_name,
+            convsel_isa_name(here->isa_cap));
+}
+
+void cli_print_plan(const convsel_plan *plan)
+{
+    printf("%-4s %-34s %-17s %10s %10s %-17s %10s\n", "#", "layer", "primitive", "conv_ms", "reorder_ms", "runner-up",
+           "margin_ms");
+    for (size_t i = 0; i < plan->n_layers; i++) {
+        const convsel_plan_layer *l = &plan->layers[i];
+        printf("%-4zu %-34.34s %-17s %10.4f %10.4f %-17s %10.4f%s\n", i + 1, l->problem.name[0] ? l->problem.name : "-",
+               l->primitive, l->conv_ms, l->reorder_in_ms + l->reorder_out_ms, l->runner_up[0] ? l->runner_up : "-",
+               l->runner_up[0] ? l->runner_up_margin_ms : 0.0, l->verified ? "  (verified)" : "");
+    }
+    printf("total %.4f ms (convolutions %.4f, reorders %.4f), boundary layout %s\n", plan->total_ms,
+           plan->total_ms - plan->reorder_ms, plan->reorder_ms, convsel_layout_name(plan->boundary_layout));
+}
+
+int cmd_select(int argc, char **argv)
+{
+    const char *net_file = NULL, *model_file = NULL, *out = NULL, *exclude = NULL, *v;
+    long mb = 0, threads = 1, verify = 0;
+    double max_error = 0.0, uncertainty = -1.0;
+    int quiet = 0;
+    for (int i = 1; i < argc; i++) {
+        if (cli_is_help(argv[i])) {
+            usage(stdout);
+            return CLI_OK;
+        } else if (!strcmp(argv[i], "--net")) {
+            if (!(net_file = cli_value("select", argc, argv, &i)))
+                return CLI_USAGE;
+        } else if (!strcmp(argv[i], "--model")) {
+            if (!(model_file = cli_value("select", argc, argv, &i)))
+                return CLI_USAGE;
+        } else if (!strcmp(argv[i], "-o")) {
+            if (!(out = cli_value("select", argc, argv, &i)))
+                return CLI_USAGE;
+        } else if (!strcmp(argv[i], "--exclude")) {
+            if (!(exclude = cli_value("select", argc, argv, &i)))
+                return CLI_USAGE;
+        } else if (!strcmp(argv[i], "--mb")) {
+            if (!(v = cli_value("select", argc, argv, &i)) || !cli_parse_long("select", "--mb", v, 1, 1 << 20, &mb))
+                return CLI_USAGE;
+        } else if (!strcmp(argv[i], "--threads")) {
+            if (!(v = cli_value("select", argc, argv, &i)) ||
+                !cli_parse_long("select", "--threads", v, 1, 1024, &threads))
+                return CLI_USAGE;
+        } else if (!strcmp(argv[i], "--verify")) {
+            if (!(v = cli_value("select", argc, argv, &i)) || !cli_parse_long("select", "--verify", v, 0, 64, &verify))
+                return CLI_USAGE;
+        } else if (!strcmp(argv[i], "--max-error")) {
+            if (!(v = cli_value("select", argc, argv, &i)) ||
+                !cli_parse_double("select", "--max-error", v, 0.0, 1.0, &max_error))
+                return CLI_USAGE;
+        } else if (!strcmp(argv[i], "--uncertainty")) {
+            if (!(v = cli_value("select", argc, argv, &i)) ||
+                !cli_parse_double("select", "--uncertainty", v, 0.0, 10.0, &uncertainty))
+                return CLI_USAGE;
+        } else if (!strcmp(argv[i], "--quiet")) {
+            quiet = 1;
+        } else {
+            fprintf(stderr, "convsel select: unknown argument '%s'\n", argv[i]);
+            usage(stderr);
+            return CLI_USAGE;
+        }
+    }
+    if (!net_file) {
+        fprintf(stderr, "convsel select: --net FILE is required\n");
+        return CLI_USAGE;
+    }
+    size_t np = convsel_primitive_count();
+    unsigned char *excluded = calloc(np, 1);
+    convsel_network *net = NULL;
+    convsel_model *model = NULL;
+    convsel_plan *plan = NULL;
+    int rc = excluded ? CLI_OK : CLI_FAIL;
+    if (rc == CLI_OK && exclude)
+        rc = cli_parse_primitive_set("select", exclude, excluded);
+    if (rc == CLI_OK)
+        rc = cli_load_network("select", net_file, NULL, mb, &net);
+    if (rc == CLI_OK)
+        rc = cli_open_model("select", model_file, &model);
+    if (rc == CLI_OK) {
+        convsel_model_costs mc = {model, NULL, {0}};
+        convsel_fingerprint_get(&mc.cpu);
+        cli_warn_cpu("select", model, &mc.cpu);
+        convsel_cost_source costs = convsel_model_costs_source(&mc);
+        convsel_select_options opts = {(int)threads, max_error, excluded, 1};
+        if (uncertainty < 0.0)
+            uncertainty = convsel_model_uncertainty(model);
+        convsel_timing_options topts;
+        convsel_timing_options_default(&topts);
+        double t0 = cli_now();
+        convsel_status st = verify ? convsel_select_verified(net, &opts, &costs, (int)verify, uncertainty, &topts, &plan)
+                                   : convsel_select(net, &opts, &costs, &plan);
+        double select_ms = (cli_now() - t0) * 1e3;
+        if (st != CONVSEL_OK) {
+            rc = cli_fail("select", st);
+        } else {
+            if (!quiet) {
+                cli_print_plan(plan);
+                printf("selected in %.2f ms", select_ms);
+                if (verify)
+                    printf("; %zu layer%s verified by measurement in %.2f s", plan->verified_layers,
+                           plan->verified_layers == 1 ? "" : "s", plan->verify_s);
+                printf("\n");
+            }
+            if (out && (st = convsel_plan_save(plan, out)) != CONVSEL_OK)
+                rc = cli_fail("select", st);
+        }
+    }
+    convsel_plan_destroy(plan);
+    convsel_model_destroy(model);
+    convsel_network_destroy(net);
+    free(excluded);
+    return rc;
+}

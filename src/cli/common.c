@@ -1,0 +1,121 @@
+/* Option parsing and loading shared by the subcommands. */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "cli.h"
+
+int cli_is_help(const char *arg)
+{
+    return strcmp(arg, "--help") == 0 || strcmp(arg, "-h") == 0;
+}
+
+int cli_status_exit(convsel_status st)
+{
+    switch (st) {
+    case CONVSEL_OK:
+        return CLI_OK;
+    case CONVSEL_PARSE_ERROR:
+    case CONVSEL_UNSUPPORTED:
+    case CONVSEL_INVALID_ARGUMENT:
+    case CONVSEL_TOO_LARGE:
+        return CLI_USAGE;
+    default:
+        return CLI_FAIL;
+    }
+}
+
+int cli_fail(const char *cmd, convsel_status st)
+{
+    fprintf(stderr, "convsel %s: %s\n", cmd, convsel_last_error()[0] ? convsel_last_error() : convsel_status_str(st));
+    return cli_status_exit(st);
+}
+
+int cli_parse_long(const char *cmd, const char *opt, const char *text, long lo, long hi, long *value)
+{
+    char *end;
+    errno = 0;
+    long v = text ? strtol(text, &end, 10) : 0;
+    if (!text || end == text || *end || errno || v < lo || v > hi) {
+        fprintf(stderr, "convsel %s: %s needs an integer in [%ld, %ld] (got '%s')\n", cmd, opt, lo, hi,
+                text ? text : "nothing");
+        return 0;
+    }
+    *value = v;
+    return 1;
+}
+
+int cli_parse_double(const char *cmd, const char *opt, const char *text, double lo, double hi, double *value)
+{
+    char *end;
+    errno = 0;
+    double v = text ? strtod(text, &end) : 0.0;
+    if (!text || end == text || *end || errno || !(v >= lo) || !(v <= hi)) {
+        fprintf(stderr, "convsel %s: %s needs a number in [%g, %g] (got '%s')\n", cmd, opt, lo, hi,
+                text ? text : "nothing");
+        return 0;
+    }
+    *value = v;
+    return 1;
+}
+
+const char *cli_value(const char *cmd, int argc, char **argv, int *i)
+{
+    if (*i + 1 >= argc) {
+        fprintf(stderr, "convsel %s: %s needs a value\n", cmd, argv[*i]);
+        return NULL;
+    }
+    return argv[++*i];
+}
+
+int cli_load_network(const char *cmd, const char *net_file, const char *desc, long mb, convsel_network **net)
+{
+    convsel_status st;
+    if (net_file && desc) {
+        fprintf(stderr, "convsel %s: give either a descriptor or --net FILE, not both\n", cmd);
+        return CLI_USAGE;
+    }
+    if (!net_file && !desc) {
+        fprintf(stderr, "convsel %s: a descriptor or --net FILE is required\n", cmd);
+        return CLI_USAGE;
+    }
+    st = net_file ? convsel_network_load(net_file, mb, net) : convsel_network_from_desc(desc, mb, net);
+    if (st != CONVSEL_OK)
+        return cli_fail(cmd, st);
+    return CLI_OK;
+}
+
+int cli_parse_primitive_set(const char *cmd, const char *list, unsigned char *mask)
+{
+    char *copy = strdup(list);
+    if (!copy) {
+        fprintf(stderr, "convsel %s: out of memory\n", cmd);
+        return CLI_FAIL;
+    }
+    int rc = CLI_OK;
+    for (char *save = NULL, *name = strtok_r(copy, ",", &save); name; name = strtok_r(NULL, ",", &save)) {
+        int found = 0;
+        for (size_t i = 0; i < convsel_primitive_count(); i++) {
+            if (strcmp(convsel_primitive_name(i), name) == 0 || strcmp(convsel_primitive_family(i), name) == 0) {
+                mask[i] = 1;
+                found = 1;
+            }
+        }
+        if (!found) {
+            fprintf(stderr, "convsel %s: unknown primitive or family '%s' (see 'convsel primitives')\n", cmd, name);
+            rc = CLI_USAGE;
+            break;
+        }
+    }
+    free(copy);
+    return rc;
+}
+
+double cli_now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}

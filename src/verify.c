@@ -1,0 +1,168 @@
+/*
+ * Selection that measures where the model cannot tell candidates apart:
+ * oracle quality on the layers that need it, model speed on the rest.
+ */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "internal.h"
+
+struct verified_entry {
+    convsel_problem shape; /* name cleared */
+    size_t primitive;
+    double ms;
+};
+
+struct verified_costs {
+    const convsel_cost_source *inner;
+    struct verified_entry *entries;
+    size_t n, cap;
+};
+
+static int same_shape(const convsel_problem *a, const convsel_problem *b)
+{
+    convsel_problem x = *a, y = *b;
+    x.name[0] = y.name[0] = '\0';
+    x.repeat = y.repeat = 1;
+    return memcmp(&x, &y, sizeof x) == 0;
+}
+
+static convsel_status verified_conv(void *ctx, const convsel_problem *problem, int threads, size_t primitive,
+                                    double *ms)
+{
+    const struct verified_costs *vc = ctx;
+    for (size_t i = 0; i < vc->n; i++) {
+        if (vc->entries[i].primitive == primitive && same_shape(&vc->entries[i].shape, problem)) {
+            *ms = vc->entries[i].ms;
+            return CONVSEL_OK;
+        }
+    }
+    return vc->inner->conv_ms(vc->inner->ctx, problem, threads, primitive, ms);
+}
+
+static convsel_status verified_reorder(void *ctx, int64_t mb, int64_t c, int64_t h, int64_t w, convsel_layout from,
+                                       convsel_layout to, int threads, double *ms)
+{
+    const struct verified_costs *vc = ctx;
+    return vc->inner->reorder_ms(vc->inner->ctx, mb, c, h, w, from, to, threads, ms);
+}
+
+static convsel_status add_entry(struct verified_costs *vc, const convsel_problem *p, size_t primitive, double ms)
+{
+    if (vc->n == vc->cap) {
+        size_t cap = vc->cap ? 2 * vc->cap : 32;
+        struct verified_entry *grown = realloc(vc->entries, cap * sizeof *grown);
+        if (!grown)
+            return convsel_error(CONVSEL_OUT_OF_MEMORY, "out of memory");
+        vc->entries = grown;
+        vc->cap = cap;
+    }
+    struct verified_entry *e = &vc->entries[vc->n++];
+    e->shape = *p;
+    e->shape.name[0] = '\0';
+    e->shape.repeat = 1;
+    e->primitive = primitive;
+    e->ms = ms;
+    return CONVSEL_OK;
+}
+
+struct ranked {
+    size_t primitive;
+    double ms;
+};
+
+static int cmp_ranked(const void *a, const void *b)
+{
+    double x = ((const struct ranked *)a)->ms, y = ((const struct ranked *)b)->ms;
+    return (x > y) - (x < y);
+}
+
+/* Is primitive i a candidate under opts (as convsel_select decides)? */
+static int allowed(size_t i, const convsel_select_options *opts, const convsel_problem *p)
+{
+    if (convsel_primitive_is_reference(i) || (opts->excluded && opts->excluded[i]))
+        return 0;
+    if (opts->max_error > 0.0 && convsel_primitive_expected_error(i) > opts->max_error)
+        return 0;
+    return convsel_primitive_applicable(i, p, NULL, 0);
+}
+
+convsel_status convsel_select_verified(const convsel_network *network, const convsel_select_options *opts_in,
+                                       const convsel_cost_source *costs, int k, double uncertainty,
+                                       const convsel_timing_options *timing, convsel_plan **plan)
+{
+    convsel_select_options opts = {1, 0.0, NULL, 0};
+    if (opts_in)
+        opts = *opts_in;
+    if (!network || !costs || !plan)
+        return convsel_error(CONVSEL_INVALID_ARGUMENT, "convsel_select_verified: missing arguments");
+    if (k < 2)
+        return convsel_select(network, &opts, costs, plan);
+
+    size_t np = convsel_primitive_count(), n_lines = convsel_network_size(network);
+    struct ranked *ranked = calloc(np, sizeof *ranked);
+    unsigned char *selected = calloc(np, 1), *verified_line = calloc(n_lines ? n_lines : 1, 1);
+    convsel_measurement *results = calloc(np, sizeof *results);
+    struct verified_costs vc = {costs, NULL, 0, 0};
+    convsel_status st = (ranked && selected && verified_line && results)
+                            ? CONVSEL_OK
+                            : convsel_error(CONVSEL_OUT_OF_MEMORY, "out of memory");
+    size_t n_verified = 0;
+    double t0 = convsel_now();
+    for (size_t l = 0; l < n_lines && st == CONVSEL_OK; l++) {
+        const convsel_problem *p = convsel_network_layer(network, l);
+        int done = 0;
+        for (size_t j = 0; j < l && !done; j++)
+            done = verified_line[j] && same_shape(convsel_network_layer(network, j), p);
+        if (done) {
+            verified_line[l] = 1;
+            continue;
+        }
+        size_t n = 0;
+        for (size_t i = 0; i < np; i++) {
+            double ms;
+            if (!allowed(i, &opts, p) || costs->conv_ms(costs->ctx, p, opts.threads, i, &ms) != CONVSEL_OK)
+                continue;
+            ranked[n].primitive = i;
+            ranked[n].ms = ms;
+            n++;
+        }
+        if (n < 2)
+            continue;
+        qsort(ranked, n, sizeof *ranked, cmp_ranked);
+        if (ranked[1].ms / ranked[0].ms - 1.0 >= 2.0 * uncertainty)
+            continue;
+        memset(selected, 0, np);
+        size_t top = CONVSEL_MIN(n, (size_t)k);
+        for (size_t r = 0; r < top; r++)
+            selected[ranked[r].primitive] = 1;
+        st = convsel_measure_problem(p, opts.threads, selected, timing, results);
+        for (size_t r = 0; r < top && st == CONVSEL_OK; r++) {
+            const convsel_measurement *m = &results[ranked[r].primitive];
+            if (m->applicable)
+                st = add_entry(&vc, p, ranked[r].primitive, m->timing.median_ms);
+        }
+        verified_line[l] = 1;
+        n_verified++;
+    }
+    double spent = convsel_now() - t0;
+    if (st == CONVSEL_OK) {
+        convsel_cost_source wrapped = {verified_conv, verified_reorder, &vc, costs->id};
+        st = convsel_select(network, &opts, &wrapped, plan);
+    }
+    if (st == CONVSEL_OK) {
+        (*plan)->verified_layers = n_verified;
+        (*plan)->verify_s = spent;
+        for (size_t i = 0; i < (*plan)->n_layers; i++)
+            for (size_t l = 0; l < n_lines; l++)
+                if (verified_line[l] && same_shape(convsel_network_layer(network, l), &(*plan)->layers[i].problem))
+                    (*plan)->layers[i].verified = 1;
+    }
+    free(vc.entries);
+    free(results);
+    free(verified_line);
+    free(selected);
+    free(ranked);
+    return st;
+}
