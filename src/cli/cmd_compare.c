@@ -137,7 +137,7 @@ int cmd_compare(int argc, char **argv)
         goto done;
 
     /* (a) the model's plan, and how long choosing took. */
-    convsel_model_costs mc = {model, NULL, {0}};
+    convsel_model_costs mc = {.model = model};
     convsel_fingerprint_get(&mc.cpu);
     cli_warn_cpu("compare", model, &mc.cpu);
     convsel_cost_source model_costs = convsel_model_costs_source(&mc);

@@ -135,7 +135,7 @@ int cmd_select(int argc, char **argv)
     if (rc == CLI_OK)
         rc = cli_open_model("select", model_file, &model);
     if (rc == CLI_OK) {
-        convsel_model_costs mc = {model, NULL, {0}};
+        convsel_model_costs mc = {.model = model};
         convsel_fingerprint_get(&mc.cpu);
         cli_warn_cpu("select", model, &mc.cpu);
         convsel_cost_source costs = convsel_model_costs_source(&mc);
