@@ -1,0 +1,201 @@
+/* The four oneDNN primitives against the reference, on problems that exercise
+ * groups, depthwise, dilation, strides with negative far padding and
+ * non-square kernels, in whatever layouts the instances declare. */
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "check.h"
+#include "convsel.h"
+#include "onednn_util.h"
+#include "primitive.h"
+
+static const char *const primitives[] = {"onednn_direct", "onednn_winograd", "onednn_gemm", "onednn_auto"};
+
+static const char *const problems[] = {
+    "mb1ic3ih32iw32oc16oh32ow32kh3kw3ph1pw1n\"first layer\"",
+    "mb2ic16ih14iw14oc32oh14ow14kh3kw3ph1pw1n\"3x3 s1\"",
+    "mb1ic64ih28iw28oc64oh28ow28kh3kw3ph1pw1n\"3x3 s1 resnet-like\"",
+    "mb1ic17ih9iw11oc33oh9ow11kh3kw3ph1pw1n\"3x3 odd channels\"",
+    "mb1ic32ih15iw15oc48oh8ow8kh3kw3sh2sw2ph1pw1n\"3x3 s2\"",
+    "mb1ic16ih16iw16oc24oh7ow7kh3kw3sh2sw2ph0pw0n\"3x3 s2 negative far pad\"",
+    "mb1ic64ih14iw14oc128oh7ow7kh1kw1sh2sw2ph0pw0n\"1x1 s2 negative far pad\"",
+    "mb2ic24ih12iw10oc40oh6ow5kh1kw1sh2sw2ph0pw0n\"1x1 s2 negative far pad, mb2\"",
+    "mb2ic64ih7iw7oc256oh7ow7kh1kw1ph0pw0n\"1x1\"",
+    "g2mb1ic32ih14iw14oc64oh14ow14kh3kw3ph1pw1n\"2 groups\"",
+    "g4mb1ic16ih9iw9oc8oh9ow9kh3kw3ph1pw1n\"4 groups, 4 in 2 out\"",
+    "g32mb1ic32ih14iw14oc32oh14ow14kh3kw3ph1pw1n\"depthwise\"",
+    "g32mb1ic32ih15iw15oc32oh8ow8kh3kw3sh2sw2ph1pw1n\"depthwise s2\"",
+    "g16mb1ic16ih10iw10oc32oh10ow10kh3kw3ph1pw1n\"depthwise multiplier 2\"",
+    "mb1ic16ih20iw20oc16oh20ow20kh3kw3ph2pw2dh1dw1n\"dilation 1\"",
+    "mb1ic8ih17iw19oc16oh13ow17kh3kw3ph0pw0dh1dw0n\"dilation h only\"",
+    "mb1ic32ih17iw17oc32oh17ow17kh1kw7ph0pw3n\"1x7\"",
+    "mb1ic32ih17iw17oc32oh17ow17kh7kw1ph3pw0n\"7x1\"",
+    "mb1ic16ih14iw14oc32oh14ow14kh5kw5ph2pw2n\"5x5\"",
+    "mb1ic3ih64iw64oc16oh32ow32kh7kw7sh2sw2ph3pw3n\"7x7 s2 first layer\"",
+    "mb1ic3ih63iw63oc16oh15ow15kh11kw11sh4sw4ph2pw2n\"11x11 s4\"",
+    "mb1ic48ih10iw13oc20oh10ow13kh3kw3ph1pw1n\"non-square input\"",
+};
+
+/* Winograd must be there for 3×3 stride-1 layers when AVX-512 is allowed
+ * (oneDNN 2.6 has it only for avx512_core) and refused on 5×5 and stride 2. */
+static const struct {
+    const char *name;
+    int applicable;
+} winograd_expect[] = {
+    {"3x3 s1", 1},
+    {"3x3 s1 resnet-like", 1},
+    {"5x5", 0},
+    {"3x3 s2", 0},
+};
+
+static int block_of(convsel_layout layout)
+{
+    return layout == CONVSEL_LAYOUT_NCHW8C ? 8 : layout == CONVSEL_LAYOUT_NCHW16C ? 16 : 1;
+}
+
+static int reorder(const convsel_problem *p, int64_t c, int64_t h, int64_t w, convsel_layout from, convsel_layout to,
+                   const float *src, float *dst)
+{
+    convsel_reorder *r;
+    convsel_status st = convsel_reorder_create(p->mb, c, h, w, from, to, 1, &r);
+    if (st == CONVSEL_OK) {
+        st = convsel_reorder_run(r, src, dst);
+        convsel_reorder_destroy(r);
+    }
+    CHECK_MSG(st == CONVSEL_OK, "%s: reorder %s -> %s: %s", p->name, convsel_layout_name(from),
+              convsel_layout_name(to), convsel_last_error());
+    return st == CONVSEL_OK;
+}
+
+/* Padded channels of a blocked dst must come back zero. */
+static int padding_is_zero(const float *y, convsel_layout layout, const convsel_problem *p)
+{
+    int64_t b = block_of(layout);
+    int64_t cb = (p->oc + b - 1) / b, hw = p->oh * p->ow;
+    for (int64_t n = 0; n < p->mb; n++)
+        for (int64_t c = p->oc; c < cb * b; c++)
+            for (int64_t i = 0; i < hw; i++)
+                if (y[((n * cb + c / b) * hw + i) * b + c % b] != 0.0f)
+                    return 0;
+    return 1;
+}
+
+static void test_problem(const convsel_problem *p, size_t reference, int threads)
+{
+    size_t nsrc = convsel_problem_src_elems(p), nw = convsel_problem_weights_elems(p);
+    size_t ndst = convsel_problem_dst_elems(p);
+    size_t most_src = convsel_layout_elems(CONVSEL_LAYOUT_NCHW16C, p->mb, p->ic, p->ih, p->iw);
+    size_t most_dst = convsel_layout_elems(CONVSEL_LAYOUT_NCHW16C, p->mb, p->oc, p->oh, p->ow);
+    float *x = convsel_alloc(nsrc * sizeof(float)), *w = convsel_alloc(nw * sizeof(float));
+    float *y_ref = convsel_alloc(ndst * sizeof(float)), *y = convsel_alloc(ndst * sizeof(float));
+    float *x_in = convsel_alloc(most_src * sizeof(float)), *y_out = convsel_alloc(most_dst * sizeof(float));
+    convsel_fill_random(x, nsrc, 1);
+    convsel_fill_random(w, nw, 2);
+
+    convsel_instance *ref;
+    CHECK_EQ(convsel_instance_create(reference, p, 1, w, &ref), CONVSEL_OK);
+    CHECK_EQ(convsel_instance_run(ref, x, y_ref), CONVSEL_OK);
+    convsel_instance_destroy(ref);
+
+    printf("%-34s", p->name);
+    for (size_t k = 0; k < sizeof primitives / sizeof primitives[0]; k++) {
+        size_t i;
+        char why[160], impl[128] = "-";
+        CHECK_EQ(convsel_primitive_find(primitives[k], &i), CONVSEL_OK);
+        int applicable = convsel_primitive_applicable(i, p, why, sizeof why);
+        for (size_t e = 0; e < sizeof winograd_expect / sizeof winograd_expect[0]; e++)
+            if (strcmp(primitives[k], "onednn_winograd") == 0 && strcmp(p->name, winograd_expect[e].name) == 0)
+                CHECK_MSG(applicable == (winograd_expect[e].applicable && convsel_get_isa() == CONVSEL_ISA_AVX512),
+                          "%s: winograd applicable = %d (%s)", p->name, applicable, why);
+        if (strcmp(primitives[k], "onednn_winograd") != 0)
+            CHECK_MSG(applicable, "%s: %s not applicable: %s", p->name, primitives[k], why);
+        if (!applicable) {
+            CHECK(why[0] != '\0');
+            convsel_instance *none = (convsel_instance *)&none;
+            CHECK_EQ(convsel_instance_create(i, p, threads, w, &none), CONVSEL_NOT_APPLICABLE);
+            CHECK(none == NULL);
+            printf(" | %s: n/a", primitives[k] + 7);
+            continue;
+        }
+        CHECK_EQ(convsel_onednn_impl_info(primitives[k], p, impl, sizeof impl), CONVSEL_OK);
+        /* With nchw tensors and oihw weights forced, oneDNN 2.6 has only its
+         * gemm-based implementation left ("x64:gemm:jit"), not a JIT kernel. */
+        if (strcmp(primitives[k], "onednn_gemm") == 0)
+            CHECK_MSG(strstr(impl, "gemm") != NULL, "%s: onednn_gemm runs '%s'", p->name, impl);
+        if (strcmp(primitives[k], "onednn_winograd") == 0)
+            CHECK_MSG(strstr(impl, "wino") != NULL, "%s: onednn_winograd runs '%s'", p->name, impl);
+
+        convsel_instance *inst;
+        convsel_status st = convsel_instance_create(i, p, threads, w, &inst);
+        CHECK_MSG(st == CONVSEL_OK, "%s: create %s: %s", p->name, primitives[k], convsel_last_error());
+        if (st != CONVSEL_OK)
+            continue;
+        convsel_layout sl = convsel_instance_src_layout(inst), dl = convsel_instance_dst_layout(inst);
+        printf(" | %s: %s %s>%s", primitives[k] + 7, impl, convsel_layout_name(sl), convsel_layout_name(dl));
+        CHECK(sl >= 0 && sl < CONVSEL_LAYOUT_COUNT && dl >= 0 && dl < CONVSEL_LAYOUT_COUNT);
+        /* The selector's cheap query must name the layouts create() declared. */
+        convsel_layout qs = CONVSEL_LAYOUT_COUNT, qd = CONVSEL_LAYOUT_COUNT;
+        CHECK(convsel_primitives[i]->query_layouts != NULL);
+        if (convsel_primitives[i]->query_layouts) {
+            CHECK_EQ(convsel_primitives[i]->query_layouts(p, threads, &qs, &qd), CONVSEL_OK);
+            CHECK_EQ(qs, sl);
+            CHECK_EQ(qd, dl);
+        }
+
+        int ok = reorder(p, p->ic, p->ih, p->iw, CONVSEL_LAYOUT_NCHW, sl, x, x_in);
+        size_t ny = convsel_layout_elems(dl, p->mb, p->oc, p->oh, p->ow);
+        for (size_t j = 0; j < ny; j++)
+            y_out[j] = -777.0f; /* shows elements the primitive leaves untouched */
+        if (ok) {
+            st = convsel_instance_run(inst, x_in, y_out);
+            CHECK_MSG(st == CONVSEL_OK, "%s: run %s: %s", p->name, primitives[k], convsel_last_error());
+            ok = st == CONVSEL_OK;
+        }
+        if (ok && block_of(dl) > 1)
+            CHECK_MSG(padding_is_zero(y_out, dl, p), "%s: %s left padded channels non-zero", p->name,
+                      primitives[k]);
+        if (ok && reorder(p, p->oc, p->oh, p->ow, dl, CONVSEL_LAYOUT_NCHW, y_out, y)) {
+            double err = convsel_rel_error(y, y_ref, ndst);
+            double tol = 4.0 * convsel_primitive_expected_error(i);
+            CHECK_MSG(err <= tol, "%s: %s error %.3g over %.3g", p->name, primitives[k], err, tol);
+        }
+        convsel_instance_destroy(inst);
+    }
+    printf("\n");
+    convsel_free(x);
+    convsel_free(w);
+    convsel_free(y_ref);
+    convsel_free(y);
+    convsel_free(x_in);
+    convsel_free(y_out);
+}
+
+int main(void)
+{
+    size_t reference;
+    CHECK_EQ(convsel_primitive_find("reference", &reference), CONVSEL_OK);
+    for (size_t k = 0; k < sizeof primitives / sizeof primitives[0]; k++) {
+        size_t i;
+        CHECK_EQ(convsel_primitive_find(primitives[k], &i), CONVSEL_OK);
+        CHECK_STR(convsel_primitive_family(i), "onednn");
+        CHECK(convsel_primitive_expected_error(i) > 0.0);
+    }
+    for (size_t j = 0; j < sizeof problems / sizeof problems[0]; j++) {
+        convsel_problem p;
+        convsel_status st = convsel_problem_parse(problems[j], &p);
+        CHECK_MSG(st == CONVSEL_OK, "%s: %s", problems[j], convsel_last_error());
+        if (st != CONVSEL_OK)
+            continue;
+        /* Every fourth problem on two threads: oneDNN splits work by the
+         * thread count it sees at creation. */
+        test_problem(&p, reference, j % 4 == 3 ? 2 : 1);
+    }
+    /* The negative far padding really is negative in those problems. */
+    convsel_problem p;
+    CHECK_EQ(convsel_problem_parse(problems[6], &p), CONVSEL_OK);
+    CHECK_EQ(convsel_problem_pad_bottom(&p), -1);
+    CHECK_EQ(convsel_problem_pad_right(&p), -1);
+    return CHECK_DONE();
+}
