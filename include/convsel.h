@@ -131,6 +131,12 @@ typedef struct convsel_network convsel_network;
  */
 convsel_status convsel_network_load(const char *path, int64_t mb, convsel_network **network);
 
+/* As convsel_network_load, but lines that are valid benchdnn descriptors of
+ * a kind convsel does not support (1D, 3D: UNSUPPORTED) are skipped instead
+ * of failing, and counted in *skipped (may be NULL). */
+convsel_status convsel_network_load_supported(const char *path, int64_t mb, convsel_network **network,
+                                              size_t *skipped);
+
 /* A network of one layer, from a descriptor (for the CLI's DESC arguments). */
 convsel_status convsel_network_from_desc(const char *desc, int64_t mb, convsel_network **network);
 
@@ -198,6 +204,31 @@ convsel_status convsel_set_isa(convsel_isa cap);
 
 /* The ISA in force: min(cap, what this CPU supports). */
 convsel_isa convsel_get_isa(void);
+
+/*
+ * For a program's main(), before anything else: applies an ISA cap to the
+ * whole process, OpenBLAS included. The cap comes from an option "--isa X" or
+ * "--isa=X" anywhere in argv (before "--"; the last one wins), else from the
+ * environment variable CONVSEL_ISA; with neither, nothing happens. The cap is
+ * exported as CONVSEL_ISA, and OPENBLAS_CORETYPE is set to the OpenBLAS core
+ * that uses nothing above it (avx512 → SkylakeX, avx2 → Haswell, sse41 and
+ * scalar → Nehalem, from min(cap, this CPU)). OpenBLAS reads that variable
+ * only when it is loaded, so when it had another value the program re-executes
+ * itself once (/proc/self/exe, same argv) and this call runs again in the new
+ * image. The --isa options are then removed from argv (*argc is updated, argv
+ * stays NULL-terminated) and convsel_set_isa applies the cap.
+ * Returns OK; INVALID_ARGUMENT for an unknown ISA (the detail names it) or a
+ * missing value; BACKEND_ERROR when the re-execution failed (the cap still
+ * holds for oneDNN and convsel's kernels, not for OpenBLAS).
+ */
+convsel_status convsel_isa_prepare_process(int *argc, char **argv);
+
+/* OpenBLAS's name for the kernels it runs ("SkylakeX", "Haswell", ...). */
+const char *convsel_openblas_corename(void);
+
+/* oneDNN's effective ISA ("avx512_core_bf16", "avx2", "sse41"). Asking fixes
+ * the ISA cap for the rest of the process, as creating a primitive does. */
+const char *convsel_onednn_isa(void);
 
 /* ---------------------------------------------------------------- primitives */
 
@@ -418,8 +449,9 @@ convsel_status convsel_dataset_split(const convsel_dataset *dataset, double test
 /*
  * An appending, crash-safe dataset writer. CREATE fails when path exists;
  * TRUNCATE replaces it; RESUME appends to it (creating it when absent) after
- * checking that its header holds a fingerprint of the same CPU and ISA cap
- * (else INVALID_ARGUMENT naming both) and cutting a torn tail. A new file's
+ * checking that its header holds a fingerprint identical to this one (same
+ * CPU, ISA cap and library versions; else INVALID_ARGUMENT naming both) and
+ * cutting a torn tail. A new file's
  * header is written to a temporary file renamed into place, so path never
  * holds half a header. Records are buffered until _flush, which writes them
  * and fsyncs: a process killed between flushes loses only the unflushed ones.
@@ -866,6 +898,114 @@ const convsel_reorder_model *convsel_model_reorders(const convsel_model *model);
 convsel_status convsel_select_verified(const convsel_network *network, const convsel_select_options *opts,
                                        const convsel_cost_source *costs, int k, double uncertainty,
                                        const convsel_timing_options *timing, convsel_plan **plan);
+
+/* ---------------------------------------------------------------- few-shot transfer */
+
+/*
+ * A model trained on one CPU, fitted to another from a few configurations
+ * profiled there (docs/transfer.md). For the new CPU, with s the source's
+ * log-ms prediction of primitive p:
+ *   LINEAR: log ms = a_p + b_p s, least squares per primitive, pulled towards
+ *           the line pooled over every primitive, itself pulled towards
+ *           identity (a = 0, b = 1); a primitive without samples takes the
+ *           pooled line.
+ *   TREES:  log ms = s + r(x), r a few shallow boosted trees on the residuals
+ *           log(measured) - s, over the learner's features.
+ *   BOTH:   the linear map, then trees on its residuals.
+ */
+#define CONVSEL_CALIBRATE_METHOD_MAP(X)                                        \
+    X(LINEAR, "linear")                                                        \
+    X(TREES, "trees")                                                          \
+    X(BOTH, "both")
+
+typedef enum {
+#define CONVSEL_CALIBRATE_METHOD_ENUM(name, text) CONVSEL_CALIBRATE_##name,
+    CONVSEL_CALIBRATE_METHOD_MAP(CONVSEL_CALIBRATE_METHOD_ENUM)
+#undef CONVSEL_CALIBRATE_METHOD_ENUM
+    CONVSEL_CALIBRATE_METHOD_COUNT
+} convsel_calibrate_method;
+
+const char *convsel_calibrate_method_name(convsel_calibrate_method method);
+/* Parses "linear", "trees", "both". Returns OK or INVALID_ARGUMENT. */
+convsel_status convsel_calibrate_method_parse(const char *text, convsel_calibrate_method *method);
+
+typedef struct convsel_calibrate_params {
+    convsel_calibrate_method method; /* (BOTH) */
+    /* Ridge strengths, in samples: how many observations the prior is worth. */
+    double pooled_prior;   /* pooled line towards identity (1) */
+    double offset_prior;   /* a primitive's level towards the pooled line (1) */
+    double slope_prior;    /* a primitive's slope towards the pooled slope, per unit log-ms² (30) */
+    double huber;          /* robust fit: samples off the line by more than this (log ms) weigh
+                              huber / |residual| (0.3; 0: plain least squares) */
+    /* Residual trees. */
+    int trees;             /* (100) */
+    double learning_rate;  /* (0.1) */
+    int max_depth;         /* (3) */
+    int min_leaf;          /* rows per leaf at least (4) */
+    double lambda;         /* L2 penalty on leaf values (1) */
+    uint64_t seed;         /* recorded; seeds the trees' subsampling (1) */
+} convsel_calibrate_params;
+
+void convsel_calibrate_params_default(convsel_calibrate_params *params);
+
+/*
+ * Fine-tunes source to the CPU of target_samples' conv records (one CPU and
+ * ISA cap; records of primitives source lacks are skipped), with the source's
+ * statistic. The result is an ordinary model (saved and loaded as any other):
+ * source's primitives and trees, the new CPU first in its fingerprints (so a
+ * NULL cpu means the new one), and the calibration, applied when a prediction
+ * is for that CPU; for other CPUs it predicts what source predicts.
+ * Calibrating again for a CPU the model is already calibrated for replaces
+ * that calibration. params NULL means the defaults. Returns OK,
+ * INVALID_ARGUMENT (no usable records, several CPUs, bad parameters) or
+ * OUT_OF_MEMORY.
+ */
+convsel_status convsel_model_calibrate(const convsel_model *source, const convsel_dataset *target_samples,
+                                       const convsel_calibrate_params *params, convsel_model **out);
+
+/* Provenance of one calibration of a model. */
+typedef struct convsel_calibration_info {
+    char source_model[17];   /* id of the model it was calibrated from */
+    convsel_calibrate_method method;
+    size_t samples;          /* configurations profiled on the new CPU */
+    size_t records;          /* conv records used */
+    uint64_t seed;
+    size_t residual_trees;
+    convsel_fingerprint cpu; /* the new CPU */
+} convsel_calibration_info;
+
+/* Number of calibrations a model carries (0 for a trained one). */
+size_t convsel_model_calibration_count(const convsel_model *model);
+/* The i-th one (the latest is 0). Returns OK or NOT_FOUND. */
+convsel_status convsel_model_calibration(const convsel_model *model, size_t i, convsel_calibration_info *info);
+
+/* A configuration that may be profiled: a shape at a thread count. */
+typedef struct convsel_calibrate_candidate {
+    convsel_problem problem;
+    int threads;
+    /* Bit j set: the model's primitive j applies here. 0: ask the catalogue
+     * (primitives it does not know count as applicable). */
+    uint64_t applicable;
+} convsel_calibrate_candidate;
+
+/*
+ * Chooses k distinct configurations of pool to profile for calibrating
+ * source to cpu (NULL: source's first CPU), by greedy k-median in a space of
+ * normalised log FLOPs, log channels in and out, log output size, log kernel
+ * size, stride, depthwise and log threads (each pick the candidate that most
+ * reduces the distance from the pool to its nearest pick; the first is the
+ * medoid). Picks alternate, coverage first: coverage picks serve the whole
+ * pool; uncertainty picks (k / 2 of them) serve and come from the quarter of
+ * the pool (at least k) where source's predicted gap between the two fastest
+ * applicable primitives is smallest. chosen receives k indexes into pool, in
+ * the order picked. The same pool, source and seed give the same choice (the
+ * seed draws the 1024 points a larger pool is represented by). Returns OK,
+ * INVALID_ARGUMENT (fewer than k distinct configurations, a bad candidate) or
+ * OUT_OF_MEMORY.
+ */
+convsel_status convsel_calibrate_choose(const convsel_model *source, const convsel_calibrate_candidate *pool,
+                                        size_t n_pool, size_t k, uint64_t seed, const convsel_fingerprint *cpu,
+                                        size_t *chosen);
 
 /* ---------------------------------------------------------------- reference helpers */
 

@@ -79,7 +79,8 @@ static void base_name(const char *path, char *out, size_t size)
         *dot = '\0';
 }
 
-convsel_status convsel_network_load(const char *path, int64_t mb, convsel_network **network)
+static convsel_status network_read(const char *path, int64_t mb, int skip_unsupported, convsel_network **network,
+                                   size_t *skipped)
 {
     char name[256];
     if (!path || !network)
@@ -107,6 +108,12 @@ convsel_status convsel_network_load(const char *path, int64_t mb, convsel_networ
             continue;
         convsel_problem p;
         st = convsel_problem_parse(text, &p);
+        if (st == CONVSEL_UNSUPPORTED && skip_unsupported) {
+            if (skipped)
+                (*skipped)++;
+            st = CONVSEL_OK;
+            continue;
+        }
         if (st == CONVSEL_OK)
             st = apply_mb(&p, mb);
         if (st == CONVSEL_OK)
@@ -119,7 +126,9 @@ convsel_status convsel_network_load(const char *path, int64_t mb, convsel_networ
     if (st == CONVSEL_OK && ferror(f))
         st = convsel_error(CONVSEL_IO_ERROR, "%s: read error", path);
     if (st == CONVSEL_OK && net->count == 0)
-        st = convsel_error(CONVSEL_PARSE_ERROR, "%s: no convolution layers in the file", path);
+        st = (skipped && *skipped)
+                 ? convsel_error(CONVSEL_UNSUPPORTED, "%s: no supported layers (%zu 1D/3D lines skipped)", path, *skipped)
+                 : convsel_error(CONVSEL_PARSE_ERROR, "%s: no convolution layers in the file", path);
     free(line);
     fclose(f);
     if (st != CONVSEL_OK) {
@@ -128,6 +137,19 @@ convsel_status convsel_network_load(const char *path, int64_t mb, convsel_networ
     }
     *network = net;
     return CONVSEL_OK;
+}
+
+convsel_status convsel_network_load(const char *path, int64_t mb, convsel_network **network)
+{
+    return network_read(path, mb, 0, network, NULL);
+}
+
+convsel_status convsel_network_load_supported(const char *path, int64_t mb, convsel_network **network,
+                                              size_t *skipped)
+{
+    if (skipped)
+        *skipped = 0;
+    return network_read(path, mb, 1, network, skipped);
 }
 
 convsel_status convsel_network_from_desc(const char *desc, int64_t mb, convsel_network **network)

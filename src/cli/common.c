@@ -81,9 +81,14 @@ int cli_load_network(const char *cmd, const char *net_file, const char *desc, lo
         fprintf(stderr, "convsel %s: a descriptor or --net FILE is required\n", cmd);
         return CLI_USAGE;
     }
-    st = net_file ? convsel_network_load(net_file, mb, net) : convsel_network_from_desc(desc, mb, net);
+    size_t skipped = 0;
+    st = net_file ? convsel_network_load_supported(net_file, mb, net, &skipped)
+                  : convsel_network_from_desc(desc, mb, net);
     if (st != CONVSEL_OK)
         return cli_fail(cmd, st);
+    if (skipped)
+        fprintf(stderr, "convsel %s: %s: skipped %zu 1D/3D layer%s (convsel computes 2D convolutions only)\n", cmd,
+                net_file, skipped, skipped == 1 ? "" : "s");
     return CLI_OK;
 }
 
