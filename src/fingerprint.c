@@ -1,0 +1,280 @@
+/*
+ * The CPU fingerprint stored with every dataset, model and plan: what a
+ * measurement was taken on, so that timings from different machines (or
+ * different ISA caps on one machine) are never mixed by accident.
+ */
+#include <ctype.h>
+#include <sched.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <cblas.h>
+#include <oneapi/dnnl/dnnl.h>
+
+#include "internal.h"
+
+/* What /proc/cpuinfo's first processor block tells. */
+struct cpuinfo {
+    char vendor[32];
+    char model_name[128];
+    char flags[4096];
+    int family, model, stepping;
+};
+
+static char *trim(char *s)
+{
+    while (isspace((unsigned char)*s))
+        s++;
+    size_t n = strlen(s);
+    while (n && isspace((unsigned char)s[n - 1]))
+        s[--n] = '\0';
+    return s;
+}
+
+static void read_cpuinfo(struct cpuinfo *ci)
+{
+    memset(ci, 0, sizeof *ci);
+    ci->family = ci->model = ci->stepping = -1;
+    FILE *f = fopen("/proc/cpuinfo", "r");
+    if (!f)
+        return;
+    char *line = NULL;
+    size_t cap = 0;
+    while (getline(&line, &cap, f) >= 0) {
+        char *colon = strchr(line, ':');
+        if (!colon) {
+            if (ci->vendor[0] || ci->model_name[0])
+                break; /* a blank line ends the first processor's block */
+            continue;
+        }
+        *colon = '\0';
+        char *key = trim(line), *value = trim(colon + 1);
+        if (strcmp(key, "vendor_id") == 0)
+            snprintf(ci->vendor, sizeof ci->vendor, "%s", value);
+        else if (strcmp(key, "model name") == 0)
+            snprintf(ci->model_name, sizeof ci->model_name, "%s", value);
+        else if (strcmp(key, "flags") == 0)
+            snprintf(ci->flags, sizeof ci->flags, "%s", value);
+        else if (strcmp(key, "cpu family") == 0)
+            ci->family = atoi(value);
+        else if (strcmp(key, "model") == 0)
+            ci->model = atoi(value);
+        else if (strcmp(key, "stepping") == 0)
+            ci->stepping = atoi(value);
+    }
+    free(line);
+    fclose(f);
+}
+
+static int has_flag(const char *flags, const char *flag)
+{
+    size_t len = strlen(flag);
+    for (const char *p = flags; (p = strstr(p, flag)) != NULL; p += len)
+        if ((p == flags || p[-1] == ' ') && (p[len] == ' ' || p[len] == '\0'))
+            return 1;
+    return 0;
+}
+
+/* The ISA features that decide which kernels run, under stable names: the
+ * kernel's flag spelling first, ours second. */
+static void normalise_flags(const char *flags, char *out, size_t size)
+{
+    static const char *const map[][2] = {
+        {"sse4_1", "sse41"},         {"sse4_2", "sse42"},         {"avx", "avx"},
+        {"f16c", "f16c"},            {"fma", "fma"},              {"avx2", "avx2"},
+        {"avx_vnni", "avxvnni"},     {"avx512f", "avx512f"},      {"avx512cd", "avx512cd"},
+        {"avx512bw", "avx512bw"},    {"avx512dq", "avx512dq"},    {"avx512vl", "avx512vl"},
+        {"avx512ifma", "avx512ifma"}, {"avx512vbmi", "avx512vbmi"}, {"avx512_vnni", "avx512vnni"},
+        {"avx512_bf16", "avx512bf16"}, {"avx512_fp16", "avx512fp16"}, {"amx_tile", "amxtile"},
+        {"amx_bf16", "amxbf16"},     {"amx_int8", "amxint8"},
+    };
+    size_t used = 0;
+    out[0] = '\0';
+    for (size_t i = 0; i < CONVSEL_ARRAY_SIZE(map); i++) {
+        if (!has_flag(flags, map[i][0]))
+            continue;
+        int n = snprintf(out + used, size - used, "%s%s", used ? " " : "", map[i][1]);
+        if (n < 0 || (size_t)n >= size - used)
+            break;
+        used += (size_t)n;
+    }
+}
+
+/* Microarchitecture names for the common server and desktop parts, from
+ * the family/model numbers that Intel's and AMD's manuals list. */
+static void microarch(const struct cpuinfo *ci, char *out, size_t size)
+{
+    const char *name = NULL;
+    const int f = ci->family, m = ci->model;
+    if (strcmp(ci->vendor, "GenuineIntel") == 0 && f == 6) {
+        switch (m) {
+        case 60: case 63: case 69: case 70: name = "haswell"; break;
+        case 61: case 71: case 79: case 86: name = "broadwell"; break;
+        case 78: case 94: name = "skylake"; break;
+        case 85:
+            /* One model number, three generations: the stepping tells them apart. */
+            name = ci->stepping >= 10 ? "cooperlake" : ci->stepping >= 5 ? "cascadelake" : "skylake-x";
+            break;
+        case 87: name = "knl"; break;
+        case 133: name = "knm"; break;
+        case 142: case 158: name = "kabylake"; break;
+        case 165: case 166: name = "cometlake"; break;
+        case 106: case 108: name = "icelake-server"; break;
+        case 125: case 126: name = "icelake-client"; break;
+        case 140: case 141: name = "tigerlake"; break;
+        case 151: case 154: name = "alderlake"; break;
+        case 183: case 186: case 191: name = "raptorlake"; break;
+        case 143: name = "sapphirerapids"; break;
+        case 207: name = "emeraldrapids"; break;
+        case 173: case 174: name = "graniterapids"; break;
+        case 170: case 172: name = "meteorlake"; break;
+        default: break;
+        }
+    } else if (strcmp(ci->vendor, "AuthenticAMD") == 0 || strcmp(ci->vendor, "HygonGenuine") == 0) {
+        if (f == 23)
+            name = m < 0x30 ? (m == 0x08 || m == 0x18 ? "zen+" : "zen") : "zen2";
+        else if (f == 24)
+            name = "zen"; /* Hygon Dhyana */
+        else if (f == 25)
+            name = (m >= 0x10 && m <= 0x1f) || (m >= 0x60 && m <= 0x7f) || (m >= 0xa0 && m <= 0xaf) ? "zen4" : "zen3";
+        else if (f == 26)
+            name = "zen5";
+    }
+    if (name)
+        snprintf(out, size, "%s", name);
+    else
+        snprintf(out, size, "family-%d-model-%d", f, m);
+}
+
+static int64_t parse_size(const char *text)
+{
+    char *end;
+    long long v = strtoll(text, &end, 10);
+    if (end == text || v < 0)
+        return 0;
+    if (*end == 'K')
+        v *= 1024;
+    else if (*end == 'M')
+        v *= 1024 * 1024;
+    else if (*end == 'G')
+        v *= 1024LL * 1024 * 1024;
+    return (int64_t)v;
+}
+
+static int read_line(const char *path, char *buf, size_t size)
+{
+    FILE *f = fopen(path, "r");
+    if (!f)
+        return 0;
+    int ok = fgets(buf, (int)size, f) != NULL;
+    fclose(f);
+    if (ok) {
+        char *text = trim(buf);
+        memmove(buf, text, strlen(text) + 1);
+    }
+    return ok;
+}
+
+/*
+ * Cache sizes from sysfs. L1d and L2 are per core (cpu0's); L3 is the total
+ * the process can use: the sum over the distinct L3 instances (told apart by
+ * their shared_cpu_list) of the CPUs in its affinity mask, since a chip with
+ * several CCXs or slices has several.
+ */
+static void read_caches(const cpu_set_t *cpus, convsel_fingerprint *fp)
+{
+    char path[256], text[256];
+    char seen[16][256];
+    size_t n_seen = 0;
+    for (int cpu = 0; cpu < CPU_SETSIZE; cpu++) {
+        if (!CPU_ISSET(cpu, cpus))
+            continue;
+        for (int idx = 0; idx < 16; idx++) {
+            snprintf(path, sizeof path, "/sys/devices/system/cpu/cpu%d/cache/index%d/level", cpu, idx);
+            if (!read_line(path, text, sizeof text))
+                break;
+            int level = atoi(text);
+            snprintf(path, sizeof path, "/sys/devices/system/cpu/cpu%d/cache/index%d/type", cpu, idx);
+            char type[32] = "";
+            read_line(path, type, sizeof type);
+            snprintf(path, sizeof path, "/sys/devices/system/cpu/cpu%d/cache/index%d/size", cpu, idx);
+            if (!read_line(path, text, sizeof text))
+                continue;
+            int64_t bytes = parse_size(text);
+            if (level == 1 && strcmp(type, "Data") == 0 && fp->l1d_bytes == 0)
+                fp->l1d_bytes = bytes;
+            else if (level == 2 && strcmp(type, "Instruction") != 0 && fp->l2_bytes == 0)
+                fp->l2_bytes = bytes;
+            else if (level == 3) {
+                snprintf(path, sizeof path, "/sys/devices/system/cpu/cpu%d/cache/index%d/shared_cpu_list", cpu,
+                         idx);
+                if (!read_line(path, text, sizeof text))
+                    snprintf(text, sizeof text, "cpu%d", cpu);
+                size_t k = 0;
+                while (k < n_seen && strcmp(seen[k], text) != 0)
+                    k++;
+                if (k == n_seen && n_seen < CONVSEL_ARRAY_SIZE(seen)) {
+                    snprintf(seen[n_seen++], sizeof seen[0], "%s", text);
+                    fp->l3_bytes += bytes;
+                }
+            }
+        }
+    }
+    /* No sysfs (containers that hide it): glibc's CPUID-based answers. */
+    if (fp->l1d_bytes == 0 && sysconf(_SC_LEVEL1_DCACHE_SIZE) > 0)
+        fp->l1d_bytes = sysconf(_SC_LEVEL1_DCACHE_SIZE);
+    if (fp->l2_bytes == 0 && sysconf(_SC_LEVEL2_CACHE_SIZE) > 0)
+        fp->l2_bytes = sysconf(_SC_LEVEL2_CACHE_SIZE);
+    if (fp->l3_bytes == 0 && sysconf(_SC_LEVEL3_CACHE_SIZE) > 0)
+        fp->l3_bytes = sysconf(_SC_LEVEL3_CACHE_SIZE);
+}
+
+convsel_status convsel_fingerprint_get(convsel_fingerprint *fp)
+{
+    if (!fp)
+        return convsel_error(CONVSEL_INVALID_ARGUMENT, "fingerprint out-parameter is NULL");
+    memset(fp, 0, sizeof *fp);
+    struct cpuinfo *ci = malloc(sizeof *ci);
+    if (!ci)
+        return convsel_error(CONVSEL_OUT_OF_MEMORY, "fingerprint: out of memory");
+    read_cpuinfo(ci);
+    snprintf(fp->vendor, sizeof fp->vendor, "%s", ci->vendor[0] ? ci->vendor : "unknown");
+    snprintf(fp->model_name, sizeof fp->model_name, "%s", ci->model_name[0] ? ci->model_name : "unknown");
+    microarch(ci, fp->microarch, sizeof fp->microarch);
+    normalise_flags(ci->flags, fp->isa_flags, sizeof fp->isa_flags);
+    free(ci);
+
+    fp->isa_cap = convsel_get_isa();
+    cpu_set_t cpus;
+    CPU_ZERO(&cpus);
+    if (sched_getaffinity(0, sizeof cpus, &cpus) == 0) {
+        fp->cores = CPU_COUNT(&cpus);
+    } else {
+        long n = sysconf(_SC_NPROCESSORS_ONLN);
+        fp->cores = n > 0 ? (int)n : 1;
+        CPU_ZERO(&cpus);
+        for (long c = 0; c < n && c < CPU_SETSIZE; c++)
+            CPU_SET((int)c, &cpus);
+    }
+    read_caches(&cpus, fp);
+
+    const dnnl_version_t *v = dnnl_version();
+    snprintf(fp->onednn_version, sizeof fp->onednn_version, "%d.%d.%d", v->major, v->minor, v->patch);
+    char blas[sizeof fp->openblas_version];
+    snprintf(blas, sizeof blas, "%s", openblas_get_config() ? openblas_get_config() : "unknown");
+    /* openblas_get_config() ends with a blank on some builds. */
+    snprintf(fp->openblas_version, sizeof fp->openblas_version, "%s", trim(blas));
+    return CONVSEL_OK;
+}
+
+int convsel_fingerprint_same_cpu(const convsel_fingerprint *a, const convsel_fingerprint *b)
+{
+    if (!a || !b)
+        return 0;
+    return strcmp(a->vendor, b->vendor) == 0 && strcmp(a->model_name, b->model_name) == 0 &&
+           strcmp(a->microarch, b->microarch) == 0 && strcmp(a->isa_flags, b->isa_flags) == 0 &&
+           a->isa_cap == b->isa_cap && a->cores == b->cores && a->l1d_bytes == b->l1d_bytes &&
+           a->l2_bytes == b->l2_bytes && a->l3_bytes == b->l3_bytes;
+}
