@@ -385,7 +385,8 @@ typedef struct convsel_dataset convsel_dataset;
  * Loads a dataset file (docs/dataset-format.md). A truncated tail is tolerated:
  * every whole record is kept and a warning is available through
  * convsel_dataset_warning(). A foreign, corrupt or unknown-version file fails
- * with CORRUPT / VERSION_MISMATCH and a detail naming the file and offset.
+ * with CORRUPT / VERSION_MISMATCH and a detail naming the file and offset; a
+ * missing file with NOT_FOUND, an unreadable one with IO_ERROR.
  */
 convsel_status convsel_dataset_load(const char *path, convsel_dataset **dataset);
 /* An empty in-memory dataset (to merge into, or to split). */
@@ -937,13 +938,14 @@ typedef struct convsel_calibrate_params {
     double slope_prior;    /* a primitive's slope towards the pooled slope, per unit log-ms² (30) */
     double huber;          /* robust fit: samples off the line by more than this (log ms) weigh
                               huber / |residual| (0.3; 0: plain least squares) */
-    /* Residual trees. */
+    /* Residual trees (shallow, shrunk). */
     int trees;             /* (100) */
     double learning_rate;  /* (0.1) */
     int max_depth;         /* (3) */
     int min_leaf;          /* rows per leaf at least (4) */
     double lambda;         /* L2 penalty on leaf values (1) */
-    uint64_t seed;         /* recorded; seeds the trees' subsampling (1) */
+    uint64_t seed;         /* recorded with the calibration (1); the trees use every row and
+                              feature, so the fit does not depend on it */
 } convsel_calibrate_params;
 
 void convsel_calibrate_params_default(convsel_calibrate_params *params);
@@ -971,6 +973,10 @@ typedef struct convsel_calibration_info {
     size_t records;          /* conv records used */
     uint64_t seed;
     size_t residual_trees;
+    /* Root mean square log error on configurations left out of the fit
+     * (cross-validation by configuration over the samples, at most 10
+     * folds); 0 with fewer than 3 configurations. */
+    double cv_rmse_log;
     convsel_fingerprint cpu; /* the new CPU */
 } convsel_calibration_info;
 

@@ -1,16 +1,19 @@
-/* Model properties the selector needs beyond prediction.
- * INTERIM: until the model file stores its validation error and a reorder
- * cost model, these return the documented defaults. */
+/* Model properties the selector needs beyond prediction: the held-out error
+ * and the reorder cost model, both stored in the model file. */
 #include "model.h"
 
 double convsel_model_uncertainty(const convsel_model *model)
 {
-    (void)model;
-    return 0.1;
+    /* A calibrated model predicts for its latest calibration's CPU by
+     * default: that calibration's cross-validated error is the one to expect. */
+    if (model && model->n_calibrations && model->calibrations[0].cv_rmse_log > 0)
+        return model->calibrations[0].cv_rmse_log;
+    if (!model || model->valid_rows == 0 || !(model->valid_rmse_log > 0))
+        return 0.1;
+    return model->valid_rmse_log;
 }
 
 const convsel_reorder_model *convsel_model_reorders(const convsel_model *model)
 {
-    (void)model;
-    return NULL;
+    return model ? model->reorders : NULL;
 }

@@ -1,7 +1,11 @@
+#include <errno.h>
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
+#include <unistd.h>
 
+#include <cblas.h>
 #include <oneapi/dnnl/dnnl.h>
 
 #include "internal.h"
@@ -47,9 +51,10 @@ static convsel_isa isa_detected(void)
     return CONVSEL_ISA_SCALAR;
 }
 
-/* oneDNN's names for our caps: sse41 and avx2 map directly; avx512 is
- * avx512_core (the level oneDNN's Winograd needs); scalar has no oneDNN
- * equivalent below sse41, so oneDNN keeps sse41 there. */
+/* oneDNN's names for our caps: sse41 and avx2 map directly; avx512 leaves
+ * oneDNN uncapped (what lies above avx512_core adds int8/bf16 instructions,
+ * unused by f32 convolutions); scalar has no oneDNN equivalent below sse41, so
+ * oneDNN keeps sse41 there. */
 static dnnl_cpu_isa_t onednn_isa(convsel_isa isa)
 {
     switch (isa) {
@@ -100,4 +105,111 @@ void convsel_isa_lock(void)
 {
     convsel_isa_init_from_env();
     isa_locked = 1;
+}
+
+/* ---------------------------------------------------------------- processes */
+
+/* The OpenBLAS core (Debian's DYNAMIC_ARCH build) matching each cap: the
+ * newest kernels that use no instruction above it. */
+static const char *openblas_coretype(convsel_isa isa)
+{
+    switch (isa) {
+    case CONVSEL_ISA_AVX512: return "SkylakeX";
+    case CONVSEL_ISA_AVX2: return "Haswell";
+    default: return "Nehalem";
+    }
+}
+
+/* Set in the environment of the re-executed process, so that a core type
+ * OpenBLAS ignores cannot make the process re-execute itself forever. */
+#define REEXEC_MARK "CONVSEL_ISA_REEXECUTED"
+
+/* Removes argv[i] .. argv[i + n - 1], keeping argv NULL-terminated. */
+static void argv_remove(int *argc, char **argv, int i, int n)
+{
+    for (int j = i; j + n <= *argc; j++)
+        argv[j] = argv[j + n];
+    *argc -= n;
+}
+
+convsel_status convsel_isa_prepare_process(int *argc, char **argv)
+{
+    if (!argc || !argv)
+        return convsel_error(CONVSEL_INVALID_ARGUMENT, "argc and argv are required");
+    const char *value = NULL;
+    for (int i = 1; i < *argc && argv[i]; i++) {
+        if (strcmp(argv[i], "--") == 0)
+            break;
+        if (strcmp(argv[i], "--isa") == 0) {
+            if (i + 1 >= *argc || !argv[i + 1])
+                return convsel_error(CONVSEL_INVALID_ARGUMENT, "--isa needs a value (scalar, sse41, avx2, avx512)");
+            value = argv[i + 1];
+        } else if (strncmp(argv[i], "--isa=", 6) == 0) {
+            value = argv[i] + 6;
+        }
+    }
+    if (!value) {
+        value = getenv("CONVSEL_ISA");
+        if (!value || !*value)
+            return CONVSEL_OK;
+    }
+    convsel_isa cap;
+    if (convsel_isa_parse(value, &cap) != CONVSEL_OK)
+        return CONVSEL_INVALID_ARGUMENT;
+
+    const char *want = openblas_coretype(cap < isa_detected() ? cap : isa_detected());
+    const char *have = getenv("OPENBLAS_CORETYPE");
+    const int stale = !have || strcasecmp(have, want) != 0;
+    const int reexecuted = getenv(REEXEC_MARK) != NULL;
+    unsetenv(REEXEC_MARK);
+    convsel_status reexec_status = CONVSEL_OK;
+    if (setenv("CONVSEL_ISA", convsel_isa_name(cap), 1) != 0 || setenv("OPENBLAS_CORETYPE", want, 1) != 0)
+        return convsel_error(CONVSEL_BACKEND_ERROR, "cannot set the environment: %s", strerror(errno));
+    if (stale && !reexecuted) {
+        /* OpenBLAS chose its kernels when it was loaded, before main(): only
+         * a fresh image of this program sees the new OPENBLAS_CORETYPE. */
+        setenv(REEXEC_MARK, "1", 1);
+        execv("/proc/self/exe", argv);
+        unsetenv(REEXEC_MARK);
+        reexec_status = convsel_error(CONVSEL_BACKEND_ERROR,
+                                      "cannot re-execute /proc/self/exe (%s): OpenBLAS keeps its %s kernels",
+                                      strerror(errno), openblas_get_corename());
+    }
+
+    for (int i = 1; i < *argc && argv[i];) {
+        if (strcmp(argv[i], "--") == 0)
+            break;
+        if (strcmp(argv[i], "--isa") == 0)
+            argv_remove(argc, argv, i, 2);
+        else if (strncmp(argv[i], "--isa=", 6) == 0)
+            argv_remove(argc, argv, i, 1);
+        else
+            i++;
+    }
+    convsel_status st = convsel_set_isa(cap);
+    return st != CONVSEL_OK ? st : reexec_status;
+}
+
+const char *convsel_openblas_corename(void)
+{
+    return openblas_get_corename();
+}
+
+const char *convsel_onednn_isa(void)
+{
+    /* Asking oneDNN fixes its ISA for the rest of the process; ours too. */
+    convsel_isa_lock();
+    switch (dnnl_get_effective_cpu_isa()) {
+    case dnnl_cpu_isa_sse41: return "sse41";
+    case dnnl_cpu_isa_avx: return "avx";
+    case dnnl_cpu_isa_avx2: return "avx2";
+    case dnnl_cpu_isa_avx2_vnni: return "avx2_vnni";
+    case dnnl_cpu_isa_avx512_mic: return "avx512_mic";
+    case dnnl_cpu_isa_avx512_mic_4ops: return "avx512_mic_4ops";
+    case dnnl_cpu_isa_avx512_core: return "avx512_core";
+    case dnnl_cpu_isa_avx512_core_vnni: return "avx512_core_vnni";
+    case dnnl_cpu_isa_avx512_core_bf16: return "avx512_core_bf16";
+    case dnnl_cpu_isa_avx512_core_amx: return "avx512_core_amx";
+    default: return "unknown";
+    }
 }

@@ -243,7 +243,9 @@ convsel_status convsel_problem_parse(const char *desc, convsel_problem *out)
             s++;
             continue;
         }
-        if (*s == 'n' && (s[1] == '"' || !isalpha((unsigned char)s[1]))) {
+        /* No other key starts with 'n', so 'n' always opens the name, quoted
+         * or not (benchdnn's "nresnet_50:conv1" as it arrives from a shell). */
+        if (*s == 'n') {
             const char *name = s + 1, *end;
             if (*name == '"') {
                 name++;
@@ -254,6 +256,9 @@ convsel_status convsel_problem_parse(const char *desc, convsel_problem *out)
             } else {
                 end = name + strcspn(name, " \t\r\n");
                 s = end;
+                /* It could not be written back quoted. */
+                if (memchr(name, '"', (size_t)(end - name)))
+                    return convsel_error(CONVSEL_PARSE_ERROR, "'\"' inside an unquoted name: %s", name - 1);
             }
             convsel_status st = split_repeat(name, (size_t)(end - name), &p);
             if (st != CONVSEL_OK)
@@ -297,6 +302,18 @@ convsel_status convsel_problem_parse(const char *desc, convsel_problem *out)
     for (size_t i = 0; i < CONVSEL_ARRAY_SIZE(required); i++)
         if (!given[required[i]])
             return convsel_error(CONVSEL_PARSE_ERROR, "missing key '%s' in '%s'", key_names[required[i]], desc);
+    /* Range-check what was given before any arithmetic on it: a zero stride
+     * would divide by zero, and sizes past int32 could overflow int64. */
+    for (int k = 0; k < K_ID; k++) {
+        int64_t min = (k == K_PH || k == K_PW || k == K_DH || k == K_DW) ? 0 : 1;
+        if (given[k] && v[k] < min)
+            return convsel_error(CONVSEL_INVALID_ARGUMENT, "%s %s: %s=%lld (must be >= %lld) in '%s'",
+                                 min ? "zero or negative size" : "negative value", key_names[k], key_names[k],
+                                 (long long)v[k], (long long)min, desc);
+        if (given[k] && v[k] > INT32_MAX)
+            return convsel_error(CONVSEL_TOO_LARGE, "%s=%lld is too large in '%s'", key_names[k], (long long)v[k],
+                                 desc);
+    }
 
     p.g = given[K_G] ? v[K_G] : 1;
     p.mb = given[K_MB] ? v[K_MB] : 2;

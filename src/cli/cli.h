@@ -42,5 +42,11 @@ int cmd_select(int argc, char **argv);
 int cmd_compare(int argc, char **argv);
 int cmd_run(int argc, char **argv);
 int cmd_bench_layer(int argc, char **argv);
+int cmd_profile(int argc, char **argv);
+int cmd_dataset(int argc, char **argv);
+int cmd_train(int argc, char **argv);
+int cmd_predict(int argc, char **argv);
+int cmd_eval(int argc, char **argv);
+int cmd_calibrate(int argc, char **argv);
 
 #endif

@@ -10,18 +10,41 @@ static const struct cli_command commands[] = {
     {"run", cmd_run, "run a network with a plan and report its latency"},
     {"compare", cmd_compare, "model plan vs oneDNN alone vs single best vs oracle, end to end"},
     {"bench-layer", cmd_bench_layer, "time every primitive on one layer, interleaved"},
+    {"profile", cmd_profile, "measure layers and sampled configurations into a dataset"},
+    {"dataset", cmd_dataset, "inspect, merge, export and split profiling datasets"},
+    {"train", cmd_train, "train the latency model on datasets"},
+    {"predict", cmd_predict, "predicted time of every applicable primitive, per layer"},
+    {"eval", cmd_eval, "accuracy of a model, or cross-validation of training parameters"},
+    {"calibrate", cmd_calibrate, "fit a model to this CPU from a few measurements"},
 };
 
 static void usage(FILE *out)
 {
-    fprintf(out, "usage: convsel [--version] [--help] COMMAND [ARGS]\n\ncommands:\n");
+    fprintf(out, "usage: convsel [--version] [--help] [--isa scalar|sse41|avx2|avx512] COMMAND [ARGS]\n\ncommands:\n");
     for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
         fprintf(out, "  %-12s %s\n", commands[i].name, commands[i].summary);
-    fprintf(out, "\n'convsel COMMAND --help' describes a command.\n");
+    fprintf(out, "\n'convsel COMMAND --help' describes a command. --isa (or CONVSEL_ISA) caps the\n"
+                 "instruction set of every primitive, OpenBLAS's included; it may also follow COMMAND.\n");
+}
+
+static void version(void)
+{
+    printf("convsel %s\n", CONVSEL_VERSION_STRING);
+    printf("isa: %s\n", convsel_isa_name(convsel_get_isa()));
+    printf("onednn isa: %s\n", convsel_onednn_isa());
+    printf("openblas core: %s\n", convsel_openblas_corename());
 }
 
 int main(int argc, char **argv)
 {
+    /* First: it may re-execute the program so that OpenBLAS loads capped. */
+    convsel_status st = convsel_isa_prepare_process(&argc, argv);
+    if (st == CONVSEL_INVALID_ARGUMENT) {
+        fprintf(stderr, "convsel: %s\n", convsel_last_error());
+        return CLI_USAGE;
+    }
+    if (st != CONVSEL_OK)
+        fprintf(stderr, "convsel: warning: %s\n", convsel_last_error());
     if (argc < 2) {
         usage(stderr);
         return CLI_USAGE;
@@ -31,7 +54,7 @@ int main(int argc, char **argv)
         return CLI_OK;
     }
     if (strcmp(argv[1], "--version") == 0) {
-        printf("convsel %s\n", CONVSEL_VERSION_STRING);
+        version();
         return CLI_OK;
     }
     for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)

@@ -1,0 +1,913 @@
+/*
+ * The public model API: parameters, training on datasets, prediction, and
+ * the roofline estimates the targets are built on.
+ */
+#include <errno.h>
+#include <limits.h>
+#include <math.h>
+#include <omp.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "features.h"
+#include "internal.h"
+#include "model.h"
+
+/* ---------------------------------------------------------------- parameters */
+
+void convsel_train_params_default(convsel_train_params *p)
+{
+    memset(p, 0, sizeof *p);
+    p->trees = 600;
+    p->learning_rate = 0.05;
+    p->max_depth = 7;
+    p->min_leaf = 3;
+    p->lambda = 1.0;
+    p->min_gain = 0.0;
+    p->row_subsample = 0.8;
+    p->col_subsample = 0.8;
+    p->max_bins = 255;
+    p->valid_fraction = 0.15;
+    p->patience = 60;
+    p->seed = 1;
+    p->threads = 0;
+    p->target = CONVSEL_TARGET_ROOFLINE_RESIDUAL;
+    p->statistic = CONVSEL_STAT_MEDIAN;
+    p->mode = CONVSEL_MODEL_PER_PRIMITIVE;
+    /* FACTS.md: AVX-512 FMA peak ~148 GFLOP/s on one core; triad ~12 GB/s
+     * on one thread. */
+    p->peak_gflops = 148.0;
+    p->bandwidth_gbs = 12.0;
+}
+
+static const char *const target_names[] = {
+#define CONVSEL_TARGET_NAME(name, text) text,
+    CONVSEL_TARGET_MAP(CONVSEL_TARGET_NAME)
+#undef CONVSEL_TARGET_NAME
+};
+
+static const char *const statistic_names[] = {"median", "p10", "min"};
+static const char *const mode_names[] = {"per_primitive", "single"};
+
+static int parse_enum(const char *value, const char *const *names, int n)
+{
+    for (int i = 0; i < n; i++)
+        if (strcmp(value, names[i]) == 0)
+            return i;
+    return -1;
+}
+
+static int parse_long(const char *value, long lo, long hi, long *out)
+{
+    char *end;
+    errno = 0;
+    long v = strtol(value, &end, 10);
+    if (errno || end == value || *end || v < lo || v > hi)
+        return -1;
+    *out = v;
+    return 0;
+}
+
+static int parse_double(const char *value, double *out)
+{
+    char *end;
+    errno = 0;
+    double v = strtod(value, &end);
+    if (errno || end == value || *end || !isfinite(v))
+        return -1;
+    *out = v;
+    return 0;
+}
+
+static convsel_status set_param(convsel_train_params *p, const char *key, const char *value)
+{
+    long l;
+    double d;
+    int e;
+#define INT_PARAM(field, lo, hi)                                                                                  \
+    if (strcmp(key, #field) == 0) {                                                                               \
+        if (parse_long(value, lo, hi, &l))                                                                        \
+            return convsel_error(CONVSEL_INVALID_ARGUMENT, "%s: expected an integer in [%ld, %ld], got '%s'", key, \
+                                 (long)(lo), (long)(hi), value);                                                   \
+        p->field = (int)l;                                                                                        \
+        return CONVSEL_OK;                                                                                        \
+    }
+#define REAL_PARAM(field)                                                                                         \
+    if (strcmp(key, #field) == 0) {                                                                               \
+        if (parse_double(value, &d))                                                                              \
+            return convsel_error(CONVSEL_INVALID_ARGUMENT, "%s: expected a number, got '%s'", key, value);         \
+        p->field = d;                                                                                             \
+        return CONVSEL_OK;                                                                                        \
+    }
+    INT_PARAM(trees, 0, 100000)
+    INT_PARAM(max_depth, 0, 30)
+    INT_PARAM(min_leaf, 1, INT_MAX)
+    INT_PARAM(max_bins, 2, 256)
+    INT_PARAM(patience, 1, INT_MAX)
+    INT_PARAM(threads, 0, 1024)
+    REAL_PARAM(learning_rate)
+    REAL_PARAM(lambda)
+    REAL_PARAM(min_gain)
+    REAL_PARAM(row_subsample)
+    REAL_PARAM(col_subsample)
+    REAL_PARAM(valid_fraction)
+    REAL_PARAM(peak_gflops)
+    REAL_PARAM(bandwidth_gbs)
+#undef INT_PARAM
+#undef REAL_PARAM
+    if (strcmp(key, "seed") == 0) {
+        char *end;
+        errno = 0;
+        unsigned long long v = strtoull(value, &end, 0);
+        if (errno || end == value || *end || value[0] == '-')
+            return convsel_error(CONVSEL_INVALID_ARGUMENT, "seed: expected an unsigned integer, got '%s'", value);
+        p->seed = (uint64_t)v;
+        return CONVSEL_OK;
+    }
+    if (strcmp(key, "target") == 0) {
+        if ((e = parse_enum(value, target_names, CONVSEL_TARGET_COUNT)) < 0)
+            return convsel_error(CONVSEL_INVALID_ARGUMENT,
+                                 "target: expected log, log_per_flop or roofline_residual, got '%s'", value);
+        p->target = (convsel_target)e;
+        return CONVSEL_OK;
+    }
+    if (strcmp(key, "statistic") == 0) {
+        if ((e = parse_enum(value, statistic_names, 3)) < 0)
+            return convsel_error(CONVSEL_INVALID_ARGUMENT, "statistic: expected median, p10 or min, got '%s'", value);
+        p->statistic = (convsel_statistic)e;
+        return CONVSEL_OK;
+    }
+    if (strcmp(key, "mode") == 0) {
+        if ((e = parse_enum(value, mode_names, 2)) < 0)
+            return convsel_error(CONVSEL_INVALID_ARGUMENT, "mode: expected per_primitive or single, got '%s'", value);
+        p->mode = (convsel_model_mode)e;
+        return CONVSEL_OK;
+    }
+    return convsel_error(CONVSEL_INVALID_ARGUMENT, "unknown training parameter '%s'", key);
+}
+
+convsel_status convsel_train_params_parse(const char *text, convsel_train_params *params)
+{
+    if (!text || !params)
+        return convsel_error(CONVSEL_INVALID_ARGUMENT, "NULL argument");
+    char *copy = strdup(text);
+    if (!copy)
+        return convsel_error(CONVSEL_OUT_OF_MEMORY, "out of memory");
+    convsel_status st = CONVSEL_OK;
+    char *save = NULL;
+    for (char *item = strtok_r(copy, ",", &save); item && st == CONVSEL_OK; item = strtok_r(NULL, ",", &save)) {
+        char *eq = strchr(item, '=');
+        if (!eq) {
+            st = convsel_error(CONVSEL_INVALID_ARGUMENT, "expected key=value, got '%s'", item);
+            break;
+        }
+        *eq = '\0';
+        st = set_param(params, item, eq + 1);
+    }
+    free(copy);
+    return st;
+}
+
+const char *convsel_target_name(convsel_target target)
+{
+    return (unsigned)target < CONVSEL_TARGET_COUNT ? target_names[target] : "unknown";
+}
+
+static convsel_status check_params(const convsel_train_params *p)
+{
+    if ((unsigned)p->target >= CONVSEL_TARGET_COUNT || (unsigned)p->statistic > CONVSEL_STAT_MIN ||
+        (unsigned)p->mode > CONVSEL_MODEL_SINGLE)
+        return convsel_error(CONVSEL_INVALID_ARGUMENT, "unknown target, statistic or mode");
+    if (!(p->valid_fraction >= 0 && p->valid_fraction < 1))
+        return convsel_error(CONVSEL_INVALID_ARGUMENT, "valid_fraction must be in [0, 1) (got %g)",
+                             p->valid_fraction);
+    if (!(p->peak_gflops > 0) || !(p->bandwidth_gbs > 0))
+        return convsel_error(CONVSEL_INVALID_ARGUMENT, "peak_gflops and bandwidth_gbs must be positive");
+    if (p->threads < 0)
+        return convsel_error(CONVSEL_INVALID_ARGUMENT, "threads must be >= 0 (got %d)", p->threads);
+    if (p->trees < 0 || p->min_leaf < 1)
+        return convsel_error(CONVSEL_INVALID_ARGUMENT, "trees must be >= 0 and min_leaf >= 1");
+    return CONVSEL_OK;
+}
+
+/* ---------------------------------------------------------------- roofline */
+
+/* Peak relative to AVX-512: f32 lanes per FMA (scalar 1, SSE 4, AVX2 8, 16). */
+static double isa_factor(convsel_isa isa)
+{
+    switch (isa) {
+    case CONVSEL_ISA_SCALAR:
+        return 1.0 / 16.0;
+    case CONVSEL_ISA_SSE41:
+        return 0.25;
+    case CONVSEL_ISA_AVX2:
+        return 0.5;
+    default:
+        return 1.0;
+    }
+}
+
+static double workers(int threads, const convsel_fingerprint *cpu)
+{
+    double w = threads > 0 ? threads : 1;
+    if (cpu && cpu->cores > 0 && w > cpu->cores)
+        w = cpu->cores;
+    return w;
+}
+
+/* Compute-bound ms at u = 1 and memory-bound ms. */
+static void roofline_parts(const convsel_problem *p, int threads, const convsel_fingerprint *cpu, double peak_gflops,
+                           double bandwidth_gbs, double *compute_ms, double *memory_ms)
+{
+    double w = workers(threads, cpu);
+    double flops_per_ms = peak_gflops * 1e6 * isa_factor(cpu ? cpu->isa_cap : CONVSEL_ISA_AVX512) * w;
+    double bytes_per_ms = bandwidth_gbs * 1e6 * w;
+    double g = p->g > 0 ? (double)p->g : 1.0;
+    double flops = 2.0 * (double)p->mb * (double)p->oc * (double)p->oh * (double)p->ow * ((double)p->ic / g) *
+                   (double)p->kh * (double)p->kw;
+    *compute_ms = flops / flops_per_ms;
+    *memory_ms = convsel_problem_bytes(p) / bytes_per_ms;
+}
+
+double convsel_roofline_ms(const convsel_problem *p, int threads, const convsel_fingerprint *cpu, double peak_gflops,
+                           double bandwidth_gbs, double utilisation)
+{
+    double c, m;
+    roofline_parts(p, threads, cpu, peak_gflops, bandwidth_gbs, &c, &m);
+    c /= utilisation > 0 ? utilisation : 1.0;
+    return c > m ? c : m;
+}
+
+static double fit_loss(const double *lc, const double *lm, const double *lt, size_t n, double s)
+{
+    double sum = 0;
+    for (size_t i = 0; i < n; i++) {
+        double c = lc[i] - s;
+        double e = lt[i] - (c > lm[i] ? c : lm[i]);
+        sum += e * e;
+    }
+    return sum;
+}
+
+double convsel_roofline_fit(const convsel_problem *const *problems, const int *threads,
+                            const convsel_fingerprint *const *cpus, const double *ms, size_t n, double peak_gflops,
+                            double bandwidth_gbs)
+{
+    if (n == 0)
+        return 1.0;
+    double *lc = malloc(3 * n * sizeof *lc);
+    if (!lc)
+        return 1.0;
+    double *lm = lc + n, *lt = lm + n;
+    for (size_t i = 0; i < n; i++) {
+        double c, m;
+        roofline_parts(problems[i], threads[i], cpus[i], peak_gflops, bandwidth_gbs, &c, &m);
+        lc[i] = log(c > 0 ? c : 1e-300);
+        lm[i] = log(m > 0 ? m : 1e-300);
+        lt[i] = log(ms[i]);
+    }
+    /* The loss in s = log u is a sum of non-convex pieces (a max inside a
+     * square), so a grid finds the basin and golden section refines it. */
+    const double lo = -12.0, hi = 4.0, step = 0.05;
+    double best_s = 0.0, best = INFINITY;
+    for (double s = lo; s <= hi; s += step) {
+        double l = fit_loss(lc, lm, lt, n, s);
+        if (l < best) {
+            best = l;
+            best_s = s;
+        }
+    }
+    double a = best_s - step, b = best_s + step;
+    const double r = 0.6180339887498949;
+    double x1 = b - r * (b - a), x2 = a + r * (b - a);
+    double f1 = fit_loss(lc, lm, lt, n, x1), f2 = fit_loss(lc, lm, lt, n, x2);
+    for (int it = 0; it < 40; it++) {
+        if (f1 <= f2) {
+            b = x2;
+            x2 = x1;
+            f2 = f1;
+            x1 = b - r * (b - a);
+            f1 = fit_loss(lc, lm, lt, n, x1);
+        } else {
+            a = x1;
+            x1 = x2;
+            f1 = f2;
+            x2 = a + r * (b - a);
+            f2 = fit_loss(lc, lm, lt, n, x2);
+        }
+    }
+    double s = 0.5 * (a + b);
+    if (fit_loss(lc, lm, lt, n, s) > best)
+        s = best_s;
+    free(lc);
+    return exp(s);
+}
+
+double convsel_target_offset(const convsel_train_params *params, const convsel_problem *problem, int threads,
+                             const convsel_fingerprint *cpu, double utilisation)
+{
+    switch (params->target) {
+    case CONVSEL_TARGET_LOG_PER_FLOP: {
+        double g = problem->g > 0 ? (double)problem->g : 1.0;
+        double flops = 2.0 * (double)problem->mb * (double)problem->oc * (double)problem->oh * (double)problem->ow *
+                       ((double)problem->ic / g) * (double)problem->kh * (double)problem->kw;
+        return log(flops > 1 ? flops : 1);
+    }
+    case CONVSEL_TARGET_ROOFLINE_RESIDUAL: {
+        double ms = convsel_roofline_ms(problem, threads, cpu, params->peak_gflops, params->bandwidth_gbs, utilisation);
+        return log(ms > 1e-300 ? ms : 1e-300);
+    }
+    default:
+        return 0.0;
+    }
+}
+
+/* ---------------------------------------------------------------- lifetime, accessors */
+
+void convsel_model_destroy(convsel_model *model)
+{
+    if (!model)
+        return;
+    for (size_t e = 0; e < model->n_ensembles; e++)
+        convsel_ensemble_free(&model->ensembles[e]);
+    free(model->ensembles);
+    free(model->fingerprints);
+    free(model->primitives);
+    free(model->utilisation);
+    convsel_calibrations_free(model);
+    free(model->reorders);
+    free(model);
+}
+
+size_t convsel_model_primitive_count(const convsel_model *model)
+{
+    return model ? model->n_primitives : 0;
+}
+
+const char *convsel_model_primitive_name(const convsel_model *model, size_t i)
+{
+    return model && i < model->n_primitives ? model->primitives[i] : NULL;
+}
+
+convsel_status convsel_model_primitive_find(const convsel_model *model, const char *name, size_t *index)
+{
+    if (!model || !name || !index)
+        return convsel_error(CONVSEL_INVALID_ARGUMENT, "NULL argument");
+    for (size_t i = 0; i < model->n_primitives; i++)
+        if (strcmp(model->primitives[i], name) == 0) {
+            *index = i;
+            return CONVSEL_OK;
+        }
+    return convsel_error(CONVSEL_NOT_FOUND, "the model has no primitive '%s'", name);
+}
+
+const char *convsel_model_id(const convsel_model *model)
+{
+    return model ? model->id : "";
+}
+
+size_t convsel_model_fingerprint_count(const convsel_model *model)
+{
+    return model ? model->n_fingerprints : 0;
+}
+
+const convsel_fingerprint *convsel_model_fingerprint(const convsel_model *model, size_t i)
+{
+    return model && i < model->n_fingerprints ? &model->fingerprints[i] : NULL;
+}
+
+const convsel_train_params *convsel_model_params(const convsel_model *model)
+{
+    return model ? &model->params : NULL;
+}
+
+/* ---------------------------------------------------------------- prediction */
+
+static double predict_one(const convsel_model *model, const convsel_problem *problem, int threads, size_t j,
+                          const convsel_fingerprint *cpu)
+{
+    float x[CONVSEL_FEATURE_COUNT];
+    if (!cpu && model->n_fingerprints)
+        cpu = &model->fingerprints[0];
+    convsel_features_compute(problem, threads, (int)j, cpu, x);
+    const convsel_ensemble *e = &model->ensembles[model->params.mode == CONVSEL_MODEL_SINGLE ? 0 : j];
+    double value = convsel_ensemble_predict(e, x);
+    double log_ms = value + convsel_target_offset(&model->params, problem, threads, cpu, model->utilisation[j]);
+    if (model->n_calibrations)
+        log_ms = convsel_calibration_apply(model, j, cpu, x, log_ms);
+    return exp(log_ms);
+}
+
+static convsel_status check_query(const convsel_problem *problem, int threads)
+{
+    if (!problem)
+        return convsel_error(CONVSEL_INVALID_ARGUMENT, "problem is NULL");
+    if (threads < 1)
+        return convsel_error(CONVSEL_INVALID_ARGUMENT, "threads must be >= 1 (got %d)", threads);
+    return convsel_problem_validate(problem);
+}
+
+convsel_status convsel_model_predict_ms(const convsel_model *model, const convsel_problem *problem, int threads,
+                                        size_t primitive_index, const convsel_fingerprint *cpu, double *ms)
+{
+    if (!model || !ms)
+        return convsel_error(CONVSEL_INVALID_ARGUMENT, "NULL argument");
+    if (primitive_index >= convsel_primitive_count())
+        return convsel_error(CONVSEL_INVALID_ARGUMENT, "no primitive %zu in the catalogue", primitive_index);
+    convsel_status st = check_query(problem, threads);
+    if (st != CONVSEL_OK)
+        return st;
+    size_t j;
+    st = convsel_model_primitive_find(model, convsel_primitive_name(primitive_index), &j);
+    if (st != CONVSEL_OK)
+        return st;
+    *ms = predict_one(model, problem, threads, j, cpu);
+    return CONVSEL_OK;
+}
+
+/* Rows predicted together, tree by tree. A model of a few hundred trees per
+ * primitive takes megabytes, more than L2: walking every tree for one request
+ * after another streams the whole model from memory for each request, while
+ * a block of requests per tree reads each tree once. The sums run in the
+ * order convsel_ensemble_predict uses, so the results are bit-identical. */
+#define PREDICT_BLOCK 128
+
+static void predict_block(const convsel_model *m, const convsel_model_query *q, size_t n, double *ms)
+{
+    float x[PREDICT_BLOCK][CONVSEL_FEATURE_COUNT];
+    double sum[PREDICT_BLOCK];
+    size_t ens[PREDICT_BLOCK];
+    const convsel_fingerprint *cpu[PREDICT_BLOCK];
+    int single = m->params.mode == CONVSEL_MODEL_SINGLE;
+    for (size_t r = 0; r < n; r++) {
+        cpu[r] = q[r].cpu ? q[r].cpu : m->n_fingerprints ? &m->fingerprints[0] : NULL;
+        convsel_features_compute(q[r].problem, q[r].threads, (int)q[r].primitive, cpu[r], x[r]);
+        ens[r] = single ? 0 : q[r].primitive;
+        sum[r] = m->ensembles[ens[r]].base;
+    }
+    for (size_t e = 0; e < m->n_ensembles; e++) {
+        const convsel_ensemble *en = &m->ensembles[e];
+        size_t rows[PREDICT_BLOCK], k = 0;
+        for (size_t r = 0; r < n; r++)
+            if (ens[r] == e)
+                rows[k++] = r;
+        for (size_t t = 0; k && t < en->n_trees; t++)
+            for (size_t i = 0; i < k; i++)
+                sum[rows[i]] += convsel_tree_predict(&en->trees[t], x[rows[i]]);
+    }
+    for (size_t r = 0; r < n; r++) {
+        size_t j = q[r].primitive;
+        double log_ms = sum[r] + convsel_target_offset(&m->params, q[r].problem, q[r].threads, cpu[r], m->utilisation[j]);
+        if (m->n_calibrations)
+            log_ms = convsel_calibration_apply(m, j, cpu[r], x[r], log_ms);
+        ms[r] = exp(log_ms);
+    }
+}
+
+convsel_status convsel_model_predict_batch(const convsel_model *model, const convsel_model_query *queries, size_t n,
+                                           double *ms)
+{
+    if (!model || (n && (!queries || !ms)))
+        return convsel_error(CONVSEL_INVALID_ARGUMENT, "NULL argument");
+    for (size_t begin = 0; begin < n; begin += PREDICT_BLOCK) {
+        size_t count = n - begin < PREDICT_BLOCK ? n - begin : PREDICT_BLOCK;
+        for (size_t i = begin; i < begin + count; i++) {
+            const convsel_model_query *q = &queries[i];
+            if (q->primitive >= model->n_primitives)
+                return convsel_error(CONVSEL_INVALID_ARGUMENT, "query %zu: the model has no primitive %zu", i,
+                                     q->primitive);
+            convsel_status st = check_query(q->problem, q->threads);
+            if (st != CONVSEL_OK)
+                return convsel_error(st, "query %zu: %s", i, convsel_last_error());
+        }
+        predict_block(model, queries + begin, count, ms + begin);
+    }
+    return CONVSEL_OK;
+}
+
+convsel_status convsel_model_predict_table(const convsel_model *model, const convsel_table *t, const uint8_t *mask,
+                                           double *pred)
+{
+    size_t *map = malloc((t->n_names ? t->n_names : 1) * sizeof *map);
+    if (!map)
+        return convsel_error(CONVSEL_OUT_OF_MEMORY, "out of memory");
+    for (size_t k = 0; k < t->n_names; k++) {
+        map[k] = SIZE_MAX;
+        for (size_t j = 0; j < model->n_primitives; j++)
+            if (strcmp(model->primitives[j], t->names[k]) == 0)
+                map[k] = j;
+    }
+    convsel_model_query q[PREDICT_BLOCK];
+    size_t rows[PREDICT_BLOCK], k = 0;
+    double ms[PREDICT_BLOCK];
+    for (size_t i = 0; i <= t->n; i++) {
+        if (i < t->n) {
+            size_t j = map[t->primitive[i]];
+            pred[i] = NAN;
+            if ((mask && !mask[i]) || j == SIZE_MAX)
+                continue;
+            q[k] = (convsel_model_query){&t->records[i]->problem, t->records[i]->threads, j,
+                                         &t->fingerprints[t->fingerprint[i]]};
+            rows[k++] = i;
+        }
+        if (k == PREDICT_BLOCK || (i == t->n && k)) {
+            predict_block(model, q, k, ms);
+            for (size_t r = 0; r < k; r++)
+                pred[rows[r]] = ms[r];
+            k = 0;
+        }
+    }
+    free(map);
+    return CONVSEL_OK;
+}
+
+/* ---------------------------------------------------------------- training */
+
+typedef struct progress_relay {
+    convsel_train_progress_fn fn;
+    void *user;
+    convsel_train_progress info;
+} progress_relay;
+
+static int relay(int iteration, double train_rmse, double valid_rmse, int best_iteration, void *user)
+{
+    progress_relay *r = user;
+    r->info.iteration = iteration;
+    r->info.train_rmse = train_rmse;
+    r->info.valid_rmse = valid_rmse;
+    r->info.best_iteration = best_iteration;
+    return r->fn(&r->info, r->user);
+}
+
+typedef struct train_rows {
+    size_t n;            /* rows used */
+    size_t *row;         /* table row of each */
+    int32_t *prim;       /* model primitive of each */
+    uint8_t *valid;      /* held out for early stopping */
+    float *x;            /* n × CONVSEL_FEATURE_COUNT */
+    double *y;
+} train_rows;
+
+static void train_rows_free(train_rows *r)
+{
+    free(r->row);
+    free(r->prim);
+    free(r->valid);
+    free(r->x);
+    free(r->y);
+}
+
+static int cmp_size(const void *a, const void *b)
+{
+    size_t x = *(const size_t *)a, y = *(const size_t *)b;
+    return (x > y) - (x < y);
+}
+
+/* Holds out round(fraction × layers) of the used layers, drawn with seed: a
+ * layer's primitives stay together, so validation sees unseen shapes. */
+static convsel_status pick_valid(const convsel_table *t, train_rows *r, double fraction, uint64_t seed)
+{
+    if (fraction <= 0)
+        return CONVSEL_OK;
+    size_t *layers = malloc((r->n ? r->n : 1) * sizeof *layers);
+    uint8_t *held = calloc(t->n_layers ? t->n_layers : 1, 1);
+    if (!layers || !held) {
+        free(layers);
+        free(held);
+        return convsel_error(CONVSEL_OUT_OF_MEMORY, "out of memory");
+    }
+    for (size_t i = 0; i < r->n; i++)
+        layers[i] = t->layer[r->row[i]];
+    qsort(layers, r->n, sizeof *layers, cmp_size);
+    size_t m = 0;
+    for (size_t i = 0; i < r->n; i++)
+        if (m == 0 || layers[i] != layers[m - 1])
+            layers[m++] = layers[i];
+    size_t k = (size_t)floor(fraction * (double)m + 0.5);
+    /* Too few layers to spare any: train on all, no early stopping. */
+    if (m >= 5 && k >= 1 && k < m) {
+        convsel_rng rng = {seed ^ 0x76616c6964ull}; /* "valid" */
+        for (size_t i = 0; i < k; i++) {
+            size_t j = i + convsel_rng_below(&rng, m - i);
+            size_t tmp = layers[i];
+            layers[i] = layers[j];
+            layers[j] = tmp;
+            held[layers[i]] = 1;
+        }
+    }
+    for (size_t i = 0; i < r->n; i++)
+        r->valid[i] = held[t->layer[r->row[i]]];
+    free(layers);
+    free(held);
+    return CONVSEL_OK;
+}
+
+/* The model's primitives and fingerprints: those of the rows used, in the
+ * table's (sorted) order. */
+static convsel_status model_lists(convsel_model *m, const convsel_table *t, const train_rows *r, int32_t *prim_map,
+                                  uint32_t *fp_map)
+{
+    uint8_t *seen_prim = calloc(t->n_names ? t->n_names : 1, 1);
+    uint8_t *seen_fp = calloc(t->n_fingerprints ? t->n_fingerprints : 1, 1);
+    if (!seen_prim || !seen_fp) {
+        free(seen_prim);
+        free(seen_fp);
+        return convsel_error(CONVSEL_OUT_OF_MEMORY, "out of memory");
+    }
+    for (size_t i = 0; i < r->n; i++) {
+        seen_prim[t->primitive[r->row[i]]] = 1;
+        seen_fp[t->fingerprint[r->row[i]]] = 1;
+    }
+    m->primitives = calloc(t->n_names ? t->n_names : 1, sizeof *m->primitives);
+    m->utilisation = calloc(t->n_names ? t->n_names : 1, sizeof *m->utilisation);
+    m->fingerprints = calloc(t->n_fingerprints ? t->n_fingerprints : 1, sizeof *m->fingerprints);
+    if (!m->primitives || !m->utilisation || !m->fingerprints) {
+        free(seen_prim);
+        free(seen_fp);
+        return convsel_error(CONVSEL_OUT_OF_MEMORY, "out of memory");
+    }
+    for (size_t k = 0; k < t->n_names; k++) {
+        prim_map[k] = -1;
+        if (seen_prim[k]) {
+            prim_map[k] = (int32_t)m->n_primitives;
+            memcpy(m->primitives[m->n_primitives], t->names[k], CONVSEL_PRIMITIVE_NAME_MAX);
+            m->utilisation[m->n_primitives] = 1.0;
+            m->n_primitives++;
+        }
+    }
+    for (size_t k = 0; k < t->n_fingerprints; k++) {
+        fp_map[k] = UINT32_MAX;
+        if (seen_fp[k]) {
+            fp_map[k] = (uint32_t)m->n_fingerprints;
+            m->fingerprints[m->n_fingerprints++] = t->fingerprints[k];
+        }
+    }
+    free(seen_prim);
+    free(seen_fp);
+    return CONVSEL_OK;
+}
+
+/* Fits the refined roofline's utilisation of every primitive on its
+ * training rows (validation rows excluded). */
+static convsel_status fit_utilisation(convsel_model *m, const convsel_table *t, const train_rows *r)
+{
+    const convsel_problem **problems = malloc((r->n ? r->n : 1) * sizeof *problems);
+    const convsel_fingerprint **cpus = malloc((r->n ? r->n : 1) * sizeof *cpus);
+    int *threads = malloc((r->n ? r->n : 1) * sizeof *threads);
+    double *ms = malloc((r->n ? r->n : 1) * sizeof *ms);
+    if (!problems || !cpus || !threads || !ms) {
+        free(problems);
+        free(cpus);
+        free(threads);
+        free(ms);
+        return convsel_error(CONVSEL_OUT_OF_MEMORY, "out of memory");
+    }
+    for (size_t j = 0; j < m->n_primitives; j++) {
+        size_t k = 0;
+        for (size_t i = 0; i < r->n; i++) {
+            if ((size_t)r->prim[i] != j || r->valid[i])
+                continue;
+            size_t row = r->row[i];
+            problems[k] = &t->records[row]->problem;
+            threads[k] = t->records[row]->threads;
+            cpus[k] = &t->fingerprints[t->fingerprint[row]];
+            ms[k] = t->ms[row];
+            k++;
+        }
+        m->utilisation[j] = convsel_roofline_fit(problems, threads, cpus, ms, k, m->params.peak_gflops,
+                                                 m->params.bandwidth_gbs);
+    }
+    free(problems);
+    free(cpus);
+    free(threads);
+    free(ms);
+    return CONVSEL_OK;
+}
+
+static convsel_status fit_ensemble(convsel_model *m, const train_rows *r, int32_t only_prim, size_t e,
+                                   const convsel_boost_params *bp, progress_relay *relay_state)
+{
+    size_t n_train = 0, n_valid = 0;
+    size_t *train = malloc((r->n ? r->n : 1) * sizeof *train);
+    size_t *valid = malloc((r->n ? r->n : 1) * sizeof *valid);
+    if (!train || !valid) {
+        free(train);
+        free(valid);
+        return convsel_error(CONVSEL_OUT_OF_MEMORY, "out of memory");
+    }
+    for (size_t i = 0; i < r->n; i++) {
+        if (only_prim >= 0 && r->prim[i] != only_prim)
+            continue;
+        if (r->valid[i])
+            valid[n_valid++] = i;
+        else
+            train[n_train++] = i;
+    }
+    convsel_status st;
+    if (n_train == 0) {
+        /* Every row of this primitive landed in validation: train on them
+         * rather than leave the primitive out. */
+        memcpy(train, valid, n_valid * sizeof *train);
+        n_train = n_valid;
+        n_valid = 0;
+    }
+    relay_state->info.ensemble = only_prim >= 0 ? m->primitives[only_prim] : "all";
+    relay_state->info.ensemble_index = e;
+    st = convsel_boost_fit(r->x, r->y, r->n, CONVSEL_FEATURE_COUNT, train, n_train, valid, n_valid, bp,
+                           convsel_feature_is_categorical, relay_state->fn ? relay : NULL, relay_state,
+                           &m->ensembles[e]);
+    /* The held-out error, summed here and turned into an RMS when every
+     * ensemble is done: the model's uncertainty for verified selection. */
+    for (size_t i = 0; st == CONVSEL_OK && i < n_valid; i++) {
+        double d = convsel_ensemble_predict(&m->ensembles[e], r->x + valid[i] * CONVSEL_FEATURE_COUNT) - r->y[valid[i]];
+        m->valid_rmse_log += d * d;
+        m->valid_rows++;
+    }
+    free(train);
+    free(valid);
+    return st;
+}
+
+convsel_status convsel_model_train_table(const convsel_table *t, const uint8_t *use, const convsel_train_params *params,
+                                         convsel_train_progress_fn progress, void *user, convsel_model **out)
+{
+    *out = NULL;
+    convsel_train_params defaults;
+    if (!params) {
+        convsel_train_params_default(&defaults);
+        params = &defaults;
+    }
+    convsel_status st = check_params(params);
+    if (st != CONVSEL_OK)
+        return st;
+
+    train_rows r = {0};
+    for (size_t i = 0; i < t->n; i++)
+        r.n += !use || use[i];
+    if (r.n == 0)
+        return convsel_error(CONVSEL_INVALID_ARGUMENT, "no conv records to train on");
+    convsel_model *m = calloc(1, sizeof *m);
+    r.row = malloc(r.n * sizeof *r.row);
+    r.prim = malloc(r.n * sizeof *r.prim);
+    r.valid = calloc(r.n, 1);
+    r.x = malloc(r.n * CONVSEL_FEATURE_COUNT * sizeof *r.x);
+    r.y = malloc(r.n * sizeof *r.y);
+    int32_t *prim_map = malloc((t->n_names ? t->n_names : 1) * sizeof *prim_map);
+    uint32_t *fp_map = malloc((t->n_fingerprints ? t->n_fingerprints : 1) * sizeof *fp_map);
+    if (!m || !r.row || !r.prim || !r.valid || !r.x || !r.y || !prim_map || !fp_map) {
+        st = convsel_error(CONVSEL_OUT_OF_MEMORY, "out of memory training on %zu records", r.n);
+        goto done;
+    }
+    m->params = *params;
+    size_t k = 0;
+    for (size_t i = 0; i < t->n; i++)
+        if (!use || use[i])
+            r.row[k++] = i;
+    if ((st = model_lists(m, t, &r, prim_map, fp_map)) != CONVSEL_OK)
+        goto done;
+    if (params->mode == CONVSEL_MODEL_SINGLE && m->n_primitives > CONVSEL_MAX_CATEGORIES) {
+        st = convsel_error(CONVSEL_INVALID_ARGUMENT, "a single model holds at most %d primitives (the data has %zu)",
+                           CONVSEL_MAX_CATEGORIES, m->n_primitives);
+        goto done;
+    }
+    for (size_t i = 0; i < r.n; i++)
+        r.prim[i] = prim_map[t->primitive[r.row[i]]];
+    if ((st = pick_valid(t, &r, params->valid_fraction, params->seed)) != CONVSEL_OK)
+        goto done;
+    if (params->target == CONVSEL_TARGET_ROOFLINE_RESIDUAL && (st = fit_utilisation(m, t, &r)) != CONVSEL_OK)
+        goto done;
+
+    for (size_t i = 0; i < r.n; i++) {
+        const convsel_record *rec = t->records[r.row[i]];
+        const convsel_fingerprint *cpu = &t->fingerprints[t->fingerprint[r.row[i]]];
+        convsel_features_compute(&rec->problem, rec->threads, r.prim[i], cpu, r.x + i * CONVSEL_FEATURE_COUNT);
+        r.y[i] = log(t->ms[r.row[i]]) -
+                 convsel_target_offset(params, &rec->problem, rec->threads, cpu, m->utilisation[r.prim[i]]);
+    }
+
+    m->n_ensembles = params->mode == CONVSEL_MODEL_SINGLE ? 1 : m->n_primitives;
+    m->ensembles = calloc(m->n_ensembles, sizeof *m->ensembles);
+    if (!m->ensembles) {
+        st = convsel_error(CONVSEL_OUT_OF_MEMORY, "out of memory");
+        goto done;
+    }
+    convsel_boost_params bp = {.max_trees = params->trees,
+                               .learning_rate = params->learning_rate,
+                               .max_depth = params->max_depth,
+                               .min_leaf = (size_t)params->min_leaf,
+                               .lambda = params->lambda,
+                               .min_gain = params->min_gain,
+                               .row_subsample = params->row_subsample,
+                               .col_subsample = params->col_subsample,
+                               .max_bins = params->max_bins,
+                               .patience = params->patience,
+                               .threads = params->threads > 0 ? params->threads : omp_get_max_threads()};
+    progress_relay relay_state = {.fn = progress, .user = user};
+    relay_state.info.ensemble_count = m->n_ensembles;
+    for (size_t e = 0; e < m->n_ensembles && st == CONVSEL_OK; e++) {
+        /* Each ensemble draws from its own stream, so adding a primitive to
+         * the data does not change the others' trees. */
+        bp.seed = params->seed + 0x9e3779b97f4a7c15ull * (e + 1);
+        st = fit_ensemble(m, &r, params->mode == CONVSEL_MODEL_SINGLE ? -1 : (int32_t)e, e, &bp, &relay_state);
+    }
+    if (m->valid_rows)
+        m->valid_rmse_log = sqrt(m->valid_rmse_log / (double)m->valid_rows);
+    if (st == CONVSEL_OK)
+        st = convsel_model_update_id(m);
+
+done:
+    train_rows_free(&r);
+    free(prim_map);
+    free(fp_map);
+    if (st != CONVSEL_OK) {
+        convsel_model_destroy(m);
+        return st;
+    }
+    *out = m;
+    return CONVSEL_OK;
+}
+
+convsel_status convsel_model_train(const convsel_dataset *const *sets, size_t n, const convsel_train_params *params,
+                                   convsel_train_progress_fn progress, void *user, convsel_model **model)
+{
+    if (!model || (n && !sets))
+        return convsel_error(CONVSEL_INVALID_ARGUMENT, "NULL argument");
+    *model = NULL;
+    convsel_table t;
+    convsel_status st = convsel_table_build(sets, n, params ? params->statistic : CONVSEL_STAT_MEDIAN, &t);
+    if (st != CONVSEL_OK)
+        return st;
+    st = convsel_model_train_table(&t, NULL, params, progress, user, model);
+    convsel_table_free(&t);
+    /* The reorder records of the same data make the model a complete cost
+     * source for selection. */
+    convsel_reorder_model reorders;
+    if (st == CONVSEL_OK && (st = convsel_reorder_model_fit(sets, n, &reorders)) == CONVSEL_OK) {
+        int any = 0;
+        for (size_t k = 0; k < sizeof reorders.n_records / sizeof(int); k++)
+            any |= ((const int *)reorders.n_records)[k] > 0;
+        if (any && !((*model)->reorders = malloc(sizeof reorders)))
+            st = convsel_error(CONVSEL_OUT_OF_MEMORY, "out of memory");
+        else if (any) {
+            *(*model)->reorders = reorders;
+            st = convsel_model_update_id(*model);
+        }
+    }
+    if (st != CONVSEL_OK) {
+        convsel_model_destroy(*model);
+        *model = NULL;
+    }
+    return st;
+}
+
+/* ---------------------------------------------------------------- default model */
+
+static int readable(const char *path)
+{
+    return access(path, R_OK) == 0;
+}
+
+convsel_status convsel_model_default_path(char *path, size_t size)
+{
+    if (!path || size == 0)
+        return convsel_error(CONVSEL_INVALID_ARGUMENT, "NULL argument");
+    const char *env = getenv("CONVSEL_MODEL");
+    if (env && *env) {
+        if (!readable(env))
+            return convsel_error(CONVSEL_NOT_FOUND, "CONVSEL_MODEL=%s: %s", env, strerror(errno));
+        snprintf(path, size, "%s", env);
+        return CONVSEL_OK;
+    }
+    char candidates[3][4096];
+    size_t n = 0;
+    char exe[4096];
+    ssize_t len = readlink("/proc/self/exe", exe, sizeof exe - 1);
+    if (len > 0) {
+        exe[len] = '\0';
+        char *slash = strrchr(exe, '/');
+        if (slash)
+            *slash = '\0';
+        snprintf(candidates[n++], sizeof candidates[0], "%.4000s/../models/default.msgpack", exe);
+    }
+#ifdef CONVSEL_SOURCE_DIR
+    snprintf(candidates[n++], sizeof candidates[0], "%s/models/default.msgpack", CONVSEL_SOURCE_DIR);
+#endif
+#ifdef CONVSEL_DATA_INSTALL_DIR
+    snprintf(candidates[n++], sizeof candidates[0], "%s/models/default.msgpack", CONVSEL_DATA_INSTALL_DIR);
+#endif
+    for (size_t i = 0; i < n; i++)
+        if (readable(candidates[i])) {
+            if ((size_t)snprintf(path, size, "%s", candidates[i]) >= size)
+                return convsel_error(CONVSEL_INVALID_ARGUMENT, "path buffer too small");
+            return CONVSEL_OK;
+        }
+    char looked[3 * 4096 + 16] = "";
+    for (size_t i = 0; i < n; i++) {
+        strcat(looked, i ? ", " : "");
+        strcat(looked, candidates[i]);
+    }
+    return convsel_error(CONVSEL_NOT_FOUND, "no default model (looked for %s; train one with 'convsel train' or pass --model)",
+                         looked);
+}

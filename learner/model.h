@@ -1,0 +1,143 @@
+/*
+ * The model behind the public convsel_model_* API, the training table built
+ * from datasets, metrics and the roofline estimates. Internal to the library;
+ * bench/ and tests/ use it to compare baselines with the same code paths.
+ */
+#ifndef CONVSEL_MODEL_H
+#define CONVSEL_MODEL_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "convsel.h"
+#include "learner.h"
+
+#define CONVSEL_MODEL_MAGIC "convsel-model"
+#define CONVSEL_MODEL_FORMAT_VERSION 1
+#define CONVSEL_PRIMITIVE_NAME_MAX 32
+
+typedef char convsel_primitive_name_buf[CONVSEL_PRIMITIVE_NAME_MAX];
+
+struct convsel_model {
+    convsel_train_params params; /* target, mode and roofline constants included */
+    size_t n_fingerprints;
+    convsel_fingerprint *fingerprints;
+    size_t n_primitives;
+    convsel_primitive_name_buf *primitives;
+    double *utilisation;         /* per primitive: the refined roofline's u (1 when unused) */
+    size_t n_ensembles;          /* n_primitives (PER_PRIMITIVE) or 1 (SINGLE) */
+    convsel_ensemble *ensembles;
+    double valid_rmse_log;       /* RMS log-space error on the early-stopping rows */
+    uint64_t valid_rows;         /* how many (0: none held out; uncertainty then defaults) */
+    convsel_reorder_model *reorders; /* fitted on the training data's reorder records, or NULL */
+    size_t n_calibrations;       /* few-shot transfers to other CPUs (calibrate.c) */
+    struct convsel_calibration *calibrations;
+    char id[17];
+};
+
+/* ---------------------------------------------------------------- calibration */
+
+/*
+ * A transfer of the model to one more CPU (calibrate.c, docs/transfer.md).
+ * For predictions on cpu, the base model's log ms s of primitive j becomes
+ * a[j] + b[j] s + residual(x), x the features of the prediction. Files store
+ * it from format version 2 on (docs/model-format.md).
+ */
+typedef struct convsel_calibration {
+    convsel_fingerprint cpu;
+    char source_id[17];
+    convsel_calibrate_method method;
+    uint64_t samples, records, seed;
+    size_t n_primitives;       /* entries of a and b: the model's primitives */
+    double *a, *b;
+    convsel_ensemble residual; /* no trees and base 0 for LINEAR */
+    double cv_rmse_log;        /* cross-validated log error on the samples (0: unknown) */
+} convsel_calibration;
+
+/* The first version that may hold calibrations; a model without one is
+ * written as CONVSEL_MODEL_FORMAT_VERSION, so older readers still read it. */
+#define CONVSEL_MODEL_FORMAT_VERSION_CALIBRATED 2
+
+/* log_ms transformed by model's calibration for cpu, or unchanged when it
+ * has none for cpu. x: the features of the prediction. */
+double convsel_calibration_apply(const convsel_model *model, size_t primitive, const convsel_fingerprint *cpu,
+                                 const float *x, double log_ms);
+/* Frees model's calibrations (destroy calls it). */
+void convsel_calibrations_free(convsel_model *model);
+
+/* ---------------------------------------------------------------- roofline */
+
+/* ms of problem at the roofline: max(FLOPs / (peak × u), bytes / bandwidth),
+ * peak and bandwidth scaled by the threads that run (at most cpu->cores) and
+ * peak by the ISA cap's vector width (cpu NULL: AVX-512, threads unbounded). */
+double convsel_roofline_ms(const convsel_problem *problem, int threads, const convsel_fingerprint *cpu,
+                           double peak_gflops, double bandwidth_gbs, double utilisation);
+
+/* The u minimising the squared log error of convsel_roofline_ms over n
+ * problems with measured ms (a deterministic grid and golden-section search). */
+double convsel_roofline_fit(const convsel_problem *const *problems, const int *threads,
+                            const convsel_fingerprint *const *cpus, const double *ms, size_t n, double peak_gflops,
+                            double bandwidth_gbs);
+
+/* The value the trees learn for a time, and back. offset is what the target
+ * subtracts from log(ms): 0, log FLOPs, or log of the refined roofline. */
+double convsel_target_offset(const convsel_train_params *params, const convsel_problem *problem, int threads,
+                             const convsel_fingerprint *cpu, double utilisation);
+
+/* "log", "log_per_flop", "roofline_residual". */
+const char *convsel_target_name(convsel_target target);
+
+/* ---------------------------------------------------------------- training table */
+
+/* The conv records of some datasets, with what training and evaluation need. */
+typedef struct convsel_table {
+    size_t n;
+    const convsel_record **records;
+    double *ms;            /* the chosen statistic */
+    int32_t *primitive;    /* index in names */
+    uint32_t *fingerprint; /* index in fingerprints (deduplicated across datasets) */
+    size_t *layer;         /* configuration id: shape, threads, fingerprint */
+    int32_t *network;      /* index in networks, -1 when the name has no ':' */
+    size_t n_layers;
+    convsel_primitive_name_buf *names; /* sorted */
+    size_t n_names;
+    convsel_fingerprint *fingerprints;
+    size_t n_fingerprints;
+    char (*networks)[CONVSEL_NAME_MAX]; /* sorted */
+    size_t n_networks;
+} convsel_table;
+
+convsel_status convsel_table_build(const convsel_dataset *const *sets, size_t n_sets, convsel_statistic statistic,
+                                   convsel_table *table);
+void convsel_table_free(convsel_table *table);
+
+/* Trains on the rows with use[i] != 0 (all when use is NULL). */
+convsel_status convsel_model_train_table(const convsel_table *table, const uint8_t *use,
+                                         const convsel_train_params *params, convsel_train_progress_fn progress,
+                                         void *user, convsel_model **model);
+
+/* pred[i] for the rows with mask[i] != 0 (all when NULL); NaN for rows
+ * whose primitive the model lacks and for rows outside the mask. */
+convsel_status convsel_model_predict_table(const convsel_model *model, const convsel_table *table, const uint8_t *mask,
+                                           double *pred);
+
+/* The metrics of convsel_metrics over rows with a finite pred; layer and
+ * primitive are ids (a primitive repeated within a layer counts once). */
+convsel_status convsel_metrics_compute(size_t n, const size_t *layer, const int32_t *primitive, const double *measured,
+                                       const double *pred, convsel_metrics *metrics);
+
+/* The time of a record under statistic. */
+double convsel_record_ms(const convsel_record *record, convsel_statistic statistic);
+
+/* ---------------------------------------------------------------- model I/O */
+
+/* Serialises model (docs/model-format.md) into a malloc'ed buffer. */
+convsel_status convsel_model_serialize(const convsel_model *model, uint8_t **data, size_t *size);
+/* Parses a model from memory; name stands for the file in messages. Never
+ * reads outside data[0..size) and never recurses on the file's depth. */
+convsel_status convsel_model_parse(const uint8_t *data, size_t size, const char *name, convsel_model **model);
+/* Sets model->id from its serialisation. */
+convsel_status convsel_model_update_id(convsel_model *model);
+void convsel_model_hash_id(const uint8_t *data, size_t size, char id[17]);
+
+#endif

@@ -1,0 +1,631 @@
+/* convsel calibrate: fit a model trained elsewhere to this CPU from a few measurements. */
+#include <dirent.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "cli.h"
+
+#define CMD "calibrate"
+#define MAX_POOL_PATHS 16
+#define MAX_THREAD_COUNTS 8
+
+static void usage(FILE *out)
+{
+    fprintf(out,
+            "usage: convsel [--isa avx512|avx2|sse41|scalar] calibrate [--model M] --samples K\n"
+            "                 [--threads LIST] [--seed S] [--method linear|trees|both] [--pool FILE|DIR ...]\n"
+            "                 [--sampled N] [--max-flops F] [--max-time-s S] [--data SAMPLES.msgpack]\n"
+            "                 [--json] [--quiet] -o OUT\n"
+            "       convsel calibrate [--model M] --from-data FILE [--samples K] [--seed S] [--method M]\n"
+            "                 [--json] -o OUT\n"
+            "\n"
+            "Fits a model trained on another CPU to this one (docs/transfer.md): chooses K\n"
+            "configurations (layer shape x thread count) where the model's ranking is least sure and\n"
+            "that cover the candidates, times every applicable primitive on each, interleaved, and\n"
+            "calibrates the model's predictions to them. OUT is an ordinary model file.\n"
+            "\n"
+            "  --model M          the model to calibrate (default: the default model)\n"
+            "  --samples K        configurations to profile (with --from-data: to take from FILE;\n"
+            "                     default there: all of them)\n"
+            "  --threads LIST     thread counts of the candidates, e.g. 1,2 (default 1,2)\n"
+            "  --seed S           seed of the choice and of the residual trees (default 1)\n"
+            "  --method M         linear, trees or both (default both)\n"
+            "  --pool P           network file or directory of *.txt whose layers are candidates\n"
+            "                     (repeatable; default: ./networks, else networks/ next to the\n"
+            "                     executable's directory)\n"
+            "  --sampled N        add N sampled configurations around those layers (default 200)\n"
+            "  --max-flops F      leave out candidates above F FLOPs, to keep profiling short\n"
+            "                     (default 5e8)\n"
+            "  --max-time-s S     timing cap per configuration (default 0.3)\n"
+            "  --data FILE        also save the measured samples as a dataset\n"
+            "  --from-data FILE   calibrate from a dataset profiled on the target CPU; nothing is\n"
+            "                     measured\n"
+            "  --json             print {\"samples\", \"method\", \"cv_rmse_log\", \"seconds\", \"source_model\",\n"
+            "                     \"model\", ...}\n"
+            "  --quiet            no progress on stderr\n"
+            "  -o OUT             the calibrated model file\n"
+            "\n"
+            "--isa (a global option, before or after the command) emulates a CPU with a smaller\n"
+            "instruction set: oneDNN, OpenBLAS and convsel's own kernels are capped alike.\n");
+}
+
+/* ---------------------------------------------------------------- output */
+
+static void json_string(const char *s)
+{
+    putchar('"');
+    for (; *s; s++) {
+        unsigned char c = (unsigned char)*s;
+        if (c == '"' || c == '\\')
+            printf("\\%c", c);
+        else if (c < 0x20)
+            printf("\\u%04x", c);
+        else
+            putchar(c);
+    }
+    putchar('"');
+}
+
+/* ---------------------------------------------------------------- candidates */
+
+typedef struct candidates {
+    convsel_calibrate_candidate *items;
+    size_t n, cap;
+} candidates;
+
+static int candidates_add(candidates *c, const convsel_problem *problem, int threads)
+{
+    if (c->n == c->cap) {
+        size_t cap = c->cap ? 2 * c->cap : 256;
+        convsel_calibrate_candidate *bigger = realloc(c->items, cap * sizeof *bigger);
+        if (!bigger)
+            return -1;
+        c->items = bigger;
+        c->cap = cap;
+    }
+    memset(&c->items[c->n], 0, sizeof c->items[c->n]);
+    c->items[c->n].problem = *problem;
+    c->items[c->n].threads = threads;
+    c->n++;
+    return 0;
+}
+
+static int is_dir(const char *path)
+{
+    struct stat sb;
+    return stat(path, &sb) == 0 && S_ISDIR(sb.st_mode);
+}
+
+/* ./networks, else networks/ or share/convsel/networks beside the executable's directory. */
+static int default_pool_dir(char *buf, size_t size)
+{
+    if (is_dir("networks")) {
+        snprintf(buf, size, "networks");
+        return 1;
+    }
+    char exe[4096];
+    ssize_t len = readlink("/proc/self/exe", exe, sizeof exe - 1);
+    if (len <= 0)
+        return 0;
+    exe[len] = '\0';
+    char *slash = strrchr(exe, '/');
+    if (slash)
+        *slash = '\0';
+    static const char *const rel[] = {"../networks", "../share/convsel/networks"};
+    for (size_t i = 0; i < 2; i++) {
+        snprintf(buf, size, "%.3000s/%s", exe, rel[i]);
+        if (is_dir(buf))
+            return 1;
+    }
+    return 0;
+}
+
+/* The layers of a network file, or of every *.txt in a directory. */
+static int add_network_file(const char *path, double max_flops, const int *threads, size_t n_threads, candidates *c,
+                            size_t *added)
+{
+    convsel_network *net;
+    convsel_status st = convsel_network_load(path, 1, &net);
+    if (st != CONVSEL_OK)
+        return cli_fail(CMD, st);
+    for (size_t i = 0; i < convsel_network_size(net); i++) {
+        const convsel_problem *p = convsel_network_layer(net, i);
+        if (convsel_problem_flops(p) > max_flops)
+            continue;
+        for (size_t t = 0; t < n_threads; t++) {
+            if (candidates_add(c, p, threads[t])) {
+                convsel_network_destroy(net);
+                fprintf(stderr, "convsel %s: out of memory\n", CMD);
+                return CLI_FAIL;
+            }
+            (*added)++;
+        }
+    }
+    convsel_network_destroy(net);
+    return CLI_OK;
+}
+
+static int cmp_str(const void *a, const void *b)
+{
+    return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+static int add_pool_path(const char *path, double max_flops, const int *threads, size_t n_threads, candidates *c,
+                         size_t *added)
+{
+    if (!is_dir(path))
+        return add_network_file(path, max_flops, threads, n_threads, c, added);
+    DIR *dir = opendir(path);
+    if (!dir) {
+        fprintf(stderr, "convsel %s: cannot open %s\n", CMD, path);
+        return CLI_FAIL;
+    }
+    char **names = NULL;
+    size_t n = 0, cap = 0;
+    struct dirent *e;
+    int rc = CLI_OK;
+    while ((e = readdir(dir))) {
+        size_t len = strlen(e->d_name);
+        if (len < 5 || strcmp(e->d_name + len - 4, ".txt") != 0)
+            continue;
+        if (n == cap) {
+            cap = cap ? 2 * cap : 16;
+            char **bigger = realloc(names, cap * sizeof *bigger);
+            if (!bigger) {
+                rc = CLI_FAIL;
+                break;
+            }
+            names = bigger;
+        }
+        names[n] = malloc(strlen(path) + len + 2);
+        if (!names[n]) {
+            rc = CLI_FAIL;
+            break;
+        }
+        sprintf(names[n], "%s/%s", path, e->d_name);
+        n++;
+    }
+    closedir(dir);
+    if (rc == CLI_OK && n)
+        qsort(names, n, sizeof *names, cmp_str); /* the same pool whatever readdir's order */
+    for (size_t i = 0; i < n; i++) {
+        if (rc == CLI_OK)
+            rc = add_network_file(names[i], max_flops, threads, n_threads, c, added);
+        free(names[i]);
+    }
+    free(names);
+    return rc;
+}
+
+/* N configurations drawn by the profiler's sampler around the pool's layers. */
+static int add_sampled(const char *const *paths, size_t n_paths, long n, uint64_t seed, double max_flops,
+                       const int *threads, size_t n_threads, candidates *c)
+{
+    convsel_sampler_options so;
+    convsel_sampler_options_default(&so);
+    so.seed = seed;
+    so.max_flops = max_flops;
+    convsel_sampler *sampler;
+    convsel_status st = convsel_sampler_create(&so, &sampler);
+    for (size_t i = 0; st == CONVSEL_OK && i < n_paths; i++)
+        st = convsel_sampler_add_file(sampler, paths[i], NULL);
+    for (long i = 0; st == CONVSEL_OK && i < n; i++) {
+        convsel_problem p;
+        st = convsel_sampler_next(sampler, &p);
+        for (size_t t = 0; st == CONVSEL_OK && t < n_threads; t++)
+            if (candidates_add(c, &p, threads[t]))
+                st = CONVSEL_OUT_OF_MEMORY;
+    }
+    convsel_sampler_destroy(sampler);
+    return st == CONVSEL_OK ? CLI_OK : cli_fail(CMD, st);
+}
+
+/* The configurations of a dataset's conv records (one candidate each, with
+ * the model primitives measured there), and each record's candidate. */
+typedef struct keyed_record {
+    char key[256];
+    size_t record;
+} keyed_record;
+
+static int cmp_keyed_record(const void *a, const void *b)
+{
+    const keyed_record *x = a, *y = b;
+    int c = strcmp(x->key, y->key);
+    return c ? c : (x->record > y->record) - (x->record < y->record);
+}
+
+static int candidates_from_dataset(const convsel_dataset *ds, const convsel_model *model, candidates *c,
+                                   size_t *record_candidate)
+{
+    size_t n = convsel_dataset_size(ds), m = 0;
+    keyed_record *keys = malloc((n ? n : 1) * sizeof *keys);
+    if (!keys) {
+        fprintf(stderr, "convsel %s: out of memory\n", CMD);
+        return CLI_FAIL;
+    }
+    for (size_t i = 0; i < n; i++) {
+        const convsel_record *r = convsel_dataset_record(ds, i);
+        record_candidate[i] = SIZE_MAX;
+        if (r->kind != CONVSEL_RECORD_CONV)
+            continue;
+        convsel_record_config_key(r, keys[m].key, sizeof keys[m].key);
+        keys[m++].record = i;
+    }
+    qsort(keys, m, sizeof *keys, cmp_keyed_record);
+    for (size_t i = 0; i < m; i++) {
+        const convsel_record *r = convsel_dataset_record(ds, keys[i].record);
+        if ((i == 0 || strcmp(keys[i].key, keys[i - 1].key) != 0) && candidates_add(c, &r->problem, r->threads)) {
+            free(keys);
+            fprintf(stderr, "convsel %s: out of memory\n", CMD);
+            return CLI_FAIL;
+        }
+        record_candidate[keys[i].record] = c->n - 1;
+        size_t j;
+        if (convsel_model_primitive_find(model, r->primitive, &j) == CONVSEL_OK && j < 64)
+            c->items[c->n - 1].applicable |= 1ull << j;
+    }
+    free(keys);
+    return CLI_OK;
+}
+
+/* ---------------------------------------------------------------- profiling */
+
+static int profile(const candidates *c, const size_t *chosen, size_t k, const unsigned char *selected,
+                   const convsel_timing_options *timing, const convsel_fingerprint *cpu, int quiet,
+                   convsel_dataset *out)
+{
+    uint32_t fi;
+    convsel_status st = convsel_dataset_add_fingerprint(out, cpu, &fi);
+    if (st != CONVSEL_OK)
+        return cli_fail(CMD, st);
+    convsel_measurement *m = calloc(convsel_primitive_count(), sizeof *m);
+    if (!m) {
+        fprintf(stderr, "convsel %s: out of memory\n", CMD);
+        return CLI_FAIL;
+    }
+    const convsel_isa isa = convsel_get_isa();
+    for (size_t s = 0; s < k; s++) {
+        const convsel_calibrate_candidate *cand = &c->items[chosen[s]];
+        char desc[512];
+        convsel_problem_format(&cand->problem, desc, sizeof desc);
+        double t0 = cli_now();
+        st = convsel_measure_problem(&cand->problem, cand->threads, selected, timing, m);
+        if (st != CONVSEL_OK) {
+            free(m);
+            return cli_fail(CMD, st);
+        }
+        size_t measured = 0;
+        for (size_t i = 0; i < convsel_primitive_count() && st == CONVSEL_OK; i++) {
+            if (!m[i].applicable)
+                continue;
+            convsel_record r;
+            memset(&r, 0, sizeof r);
+            r.kind = CONVSEL_RECORD_CONV;
+            r.problem = cand->problem;
+            snprintf(r.primitive, sizeof r.primitive, "%s", convsel_primitive_name(i));
+            r.from = m[i].src_layout;
+            r.to = m[i].dst_layout;
+            r.threads = cand->threads;
+            r.isa = isa;
+            r.fingerprint = fi;
+            r.min_ms = m[i].timing.min_ms;
+            r.p10_ms = m[i].timing.p10_ms;
+            r.median_ms = m[i].timing.median_ms;
+            r.p90_ms = m[i].timing.p90_ms;
+            r.runs = m[i].timing.runs;
+            r.create_ms = m[i].create_ms;
+            r.tensor = CONVSEL_TENSOR_SRC;
+            st = convsel_dataset_append(out, &r);
+            measured++;
+        }
+        if (st != CONVSEL_OK) {
+            free(m);
+            return cli_fail(CMD, st);
+        }
+        if (!quiet)
+            fprintf(stderr, "convsel %s: [%zu/%zu] %s t%d: %zu primitives, %.2f s\n", CMD, s + 1, k,
+                    cand->problem.name[0] ? cand->problem.name : desc, cand->threads, measured, cli_now() - t0);
+    }
+    free(m);
+    return CLI_OK;
+}
+
+/* ---------------------------------------------------------------- the command */
+
+int cmd_calibrate(int argc, char **argv)
+{
+    const char *model_path = NULL, *out_path = NULL, *data_path = NULL, *from_data = NULL;
+    const char *pool_paths[MAX_POOL_PATHS];
+    size_t n_pool_paths = 0;
+    long samples = 0, sampled = 200;
+    int threads[MAX_THREAD_COUNTS] = {1, 2};
+    size_t n_threads = 2;
+    uint64_t seed = 1;
+    double max_flops = 5e8, max_time_s = 0.3;
+    int json = 0, quiet = 0;
+    convsel_calibrate_params params;
+    convsel_calibrate_params_default(&params);
+
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i], *v;
+        long l;
+        if (cli_is_help(a)) {
+            usage(stdout);
+            return CLI_OK;
+        } else if (strcmp(a, "--json") == 0) {
+            json = 1;
+        } else if (strcmp(a, "--quiet") == 0) {
+            quiet = 1;
+        } else if (strcmp(a, "--model") == 0) {
+            if (!(model_path = cli_value(CMD, argc, argv, &i)))
+                return CLI_USAGE;
+        } else if (strcmp(a, "-o") == 0 || strcmp(a, "--output") == 0) {
+            if (!(out_path = cli_value(CMD, argc, argv, &i)))
+                return CLI_USAGE;
+        } else if (strcmp(a, "--data") == 0) {
+            if (!(data_path = cli_value(CMD, argc, argv, &i)))
+                return CLI_USAGE;
+        } else if (strcmp(a, "--from-data") == 0) {
+            if (!(from_data = cli_value(CMD, argc, argv, &i)))
+                return CLI_USAGE;
+        } else if (strcmp(a, "--pool") == 0) {
+            if (!(v = cli_value(CMD, argc, argv, &i)))
+                return CLI_USAGE;
+            if (n_pool_paths == MAX_POOL_PATHS) {
+                fprintf(stderr, "convsel %s: at most %d --pool paths\n", CMD, MAX_POOL_PATHS);
+                return CLI_USAGE;
+            }
+            pool_paths[n_pool_paths++] = v;
+        } else if (strcmp(a, "--samples") == 0) {
+            if (!(v = cli_value(CMD, argc, argv, &i)) || !cli_parse_long(CMD, a, v, 1, 100000, &samples))
+                return CLI_USAGE;
+        } else if (strcmp(a, "--sampled") == 0) {
+            if (!(v = cli_value(CMD, argc, argv, &i)) || !cli_parse_long(CMD, a, v, 0, 1000000, &sampled))
+                return CLI_USAGE;
+        } else if (strcmp(a, "--seed") == 0) {
+            if (!(v = cli_value(CMD, argc, argv, &i)) || !cli_parse_long(CMD, a, v, 0, 0x7fffffffL, &l))
+                return CLI_USAGE;
+            seed = (uint64_t)l;
+        } else if (strcmp(a, "--method") == 0) {
+            if (!(v = cli_value(CMD, argc, argv, &i)))
+                return CLI_USAGE;
+            if (convsel_calibrate_method_parse(v, &params.method) != CONVSEL_OK) {
+                fprintf(stderr, "convsel %s: --method needs linear, trees or both (got '%s')\n", CMD, v);
+                return CLI_USAGE;
+            }
+        } else if (strcmp(a, "--threads") == 0) {
+            if (!(v = cli_value(CMD, argc, argv, &i)))
+                return CLI_USAGE;
+            char *copy = strdup(v), *save = NULL;
+            n_threads = 0;
+            int ok = copy != NULL;
+            for (char *tok = copy ? strtok_r(copy, ",", &save) : NULL; tok && ok; tok = strtok_r(NULL, ",", &save)) {
+                ok = n_threads < MAX_THREAD_COUNTS && cli_parse_long(CMD, a, tok, 1, 1024, &l);
+                if (ok)
+                    threads[n_threads++] = (int)l;
+            }
+            free(copy);
+            if (!ok || n_threads == 0) {
+                fprintf(stderr, "convsel %s: --threads needs 1 to %d comma-separated counts\n", CMD,
+                        MAX_THREAD_COUNTS);
+                return CLI_USAGE;
+            }
+        } else if (strcmp(a, "--max-flops") == 0) {
+            if (!(v = cli_value(CMD, argc, argv, &i)) || !cli_parse_double(CMD, a, v, 1, 1e15, &max_flops))
+                return CLI_USAGE;
+        } else if (strcmp(a, "--max-time-s") == 0) {
+            if (!(v = cli_value(CMD, argc, argv, &i)) || !cli_parse_double(CMD, a, v, 0.001, 3600, &max_time_s))
+                return CLI_USAGE;
+        } else {
+            fprintf(stderr, "convsel %s: unknown option '%s'\n", CMD, a);
+            usage(stderr);
+            return CLI_USAGE;
+        }
+    }
+    if (!out_path) {
+        fprintf(stderr, "convsel %s: -o OUT is required\n", CMD);
+        return CLI_USAGE;
+    }
+    if (!from_data && samples == 0) {
+        fprintf(stderr, "convsel %s: --samples K is required (or --from-data FILE)\n", CMD);
+        return CLI_USAGE;
+    }
+    if (from_data && (data_path || n_pool_paths)) {
+        fprintf(stderr, "convsel %s: --from-data measures nothing: --data and --pool do not apply\n", CMD);
+        return CLI_USAGE;
+    }
+    params.seed = seed;
+
+    const double t_start = cli_now();
+    convsel_model *source = NULL, *calibrated = NULL;
+    convsel_dataset *loaded = NULL, *target = NULL;
+    candidates cands = {0};
+    size_t *chosen = NULL, *record_candidate = NULL;
+    double profile_s = 0.0;
+    convsel_status st;
+    int rc = cli_open_model(CMD, model_path, &source);
+    if (rc != CLI_OK)
+        goto done;
+
+    if (from_data) {
+        if ((st = convsel_dataset_load(from_data, &loaded)) != CONVSEL_OK) {
+            rc = cli_fail(CMD, st);
+            goto done;
+        }
+        if (samples == 0) {
+            target = loaded;
+            loaded = NULL;
+        } else {
+            /* K of the file's configurations, chosen as they would be for profiling. */
+            size_t n = convsel_dataset_size(loaded);
+            record_candidate = malloc((n ? n : 1) * sizeof *record_candidate);
+            if (!record_candidate) {
+                rc = CLI_FAIL;
+                goto done;
+            }
+            if ((rc = candidates_from_dataset(loaded, source, &cands, record_candidate)) != CLI_OK)
+                goto done;
+            chosen = malloc((size_t)samples * sizeof *chosen);
+            uint8_t *keep = calloc(cands.n ? cands.n : 1, 1);
+            const convsel_fingerprint *cpu = convsel_dataset_fingerprint_count(loaded)
+                                                 ? convsel_dataset_fingerprint(loaded, 0)
+                                                 : NULL;
+            if (!chosen || !keep) {
+                free(keep);
+                rc = CLI_FAIL;
+                goto done;
+            }
+            st = convsel_calibrate_choose(source, cands.items, cands.n, (size_t)samples, seed, cpu, chosen);
+            if (st != CONVSEL_OK) {
+                free(keep);
+                rc = cli_fail(CMD, st);
+                goto done;
+            }
+            for (long s = 0; s < samples; s++)
+                keep[chosen[s]] = 1;
+            if ((st = convsel_dataset_create(&target)) != CONVSEL_OK) {
+                free(keep);
+                rc = cli_fail(CMD, st);
+                goto done;
+            }
+            uint32_t map[256];
+            size_t nf = convsel_dataset_fingerprint_count(loaded);
+            for (size_t f = 0; f < nf && f < 256 && st == CONVSEL_OK; f++)
+                st = convsel_dataset_add_fingerprint(target, convsel_dataset_fingerprint(loaded, f), &map[f]);
+            for (size_t i = 0; i < n && st == CONVSEL_OK; i++) {
+                if (record_candidate[i] == SIZE_MAX || !keep[record_candidate[i]])
+                    continue;
+                convsel_record r = *convsel_dataset_record(loaded, i);
+                if (r.fingerprint >= 256)
+                    continue;
+                r.fingerprint = map[r.fingerprint];
+                st = convsel_dataset_append(target, &r);
+            }
+            free(keep);
+            if (st != CONVSEL_OK) {
+                rc = cli_fail(CMD, st);
+                goto done;
+            }
+        }
+    } else {
+        convsel_fingerprint cpu;
+        if ((st = convsel_fingerprint_get(&cpu)) != CONVSEL_OK) {
+            rc = cli_fail(CMD, st);
+            goto done;
+        }
+        char default_dir[4096];
+        if (n_pool_paths == 0 && default_pool_dir(default_dir, sizeof default_dir))
+            pool_paths[n_pool_paths++] = default_dir;
+        size_t from_networks = 0;
+        for (size_t i = 0; i < n_pool_paths && rc == CLI_OK; i++)
+            rc = add_pool_path(pool_paths[i], max_flops, threads, n_threads, &cands, &from_networks);
+        if (rc == CLI_OK && sampled > 0)
+            rc = add_sampled(pool_paths, n_pool_paths, sampled, seed, max_flops, threads, n_threads, &cands);
+        if (rc != CLI_OK)
+            goto done;
+        if (!quiet)
+            fprintf(stderr, "convsel %s: %zu candidates (%zu from network layers, the rest sampled); choosing %ld\n",
+                    CMD, cands.n, from_networks, samples);
+
+        /* Only the primitives the model knows are worth timing. */
+        unsigned char *selected = calloc(convsel_primitive_count(), 1);
+        size_t n_selected = 0;
+        for (size_t i = 0; selected && i < convsel_primitive_count(); i++) {
+            size_t j;
+            if (!convsel_primitive_is_reference(i) &&
+                convsel_model_primitive_find(source, convsel_primitive_name(i), &j) == CONVSEL_OK) {
+                selected[i] = 1;
+                n_selected++;
+            }
+        }
+        if (!selected || n_selected == 0) {
+            free(selected);
+            fprintf(stderr, "convsel %s: the model knows none of this build's primitives\n", CMD);
+            rc = CLI_FAIL;
+            goto done;
+        }
+        chosen = malloc((size_t)samples * sizeof *chosen);
+        if (!chosen) {
+            free(selected);
+            rc = CLI_FAIL;
+            goto done;
+        }
+        st = convsel_calibrate_choose(source, cands.items, cands.n, (size_t)samples, seed, &cpu, chosen);
+        if (st != CONVSEL_OK) {
+            free(selected);
+            rc = cli_fail(CMD, st);
+            goto done;
+        }
+        convsel_timing_options timing;
+        convsel_timing_options_default(&timing);
+        timing.warmup_s = 0.02;
+        timing.min_rounds = 3;
+        timing.max_time_s = max_time_s;
+        timing.target_rel_ci = 0.05;
+        if ((st = convsel_dataset_create(&target)) != CONVSEL_OK) {
+            free(selected);
+            rc = cli_fail(CMD, st);
+            goto done;
+        }
+        double t0 = cli_now();
+        rc = profile(&cands, chosen, (size_t)samples, selected, &timing, &cpu, quiet || json, target);
+        profile_s = cli_now() - t0;
+        free(selected);
+        if (rc != CLI_OK)
+            goto done;
+        if (data_path && (st = convsel_dataset_save(target, data_path)) != CONVSEL_OK) {
+            rc = cli_fail(CMD, st);
+            goto done;
+        }
+    }
+
+    if ((st = convsel_model_calibrate(source, target, &params, &calibrated)) != CONVSEL_OK) {
+        rc = cli_fail(CMD, st);
+        goto done;
+    }
+    if ((st = convsel_model_save(calibrated, out_path)) != CONVSEL_OK) {
+        rc = cli_fail(CMD, st);
+        goto done;
+    }
+    double seconds = cli_now() - t_start;
+    convsel_calibration_info info;
+    convsel_model_calibration(calibrated, 0, &info);
+    if (json) {
+        printf("{\"samples\": %zu, \"records\": %zu, \"method\": ", info.samples, info.records);
+        json_string(convsel_calibrate_method_name(info.method));
+        printf(", \"cv_rmse_log\": %.4f, \"seconds\": %.3f, \"profile_seconds\": %.3f, \"source_model\": ",
+               info.cv_rmse_log, seconds, profile_s);
+        json_string(convsel_model_id(source));
+        printf(", \"model\": ");
+        json_string(convsel_model_id(calibrated));
+        printf(", \"cpu\": ");
+        json_string(info.cpu.model_name);
+        printf(", \"isa\": ");
+        json_string(convsel_isa_name(info.cpu.isa_cap));
+        printf(", \"output\": ");
+        json_string(out_path);
+        printf("}\n");
+    } else {
+        printf("calibrated model %s -> %s for %s (%s)\n", convsel_model_id(source), convsel_model_id(calibrated),
+               info.cpu.model_name, convsel_isa_name(info.cpu.isa_cap));
+        printf("  %zu configurations, %zu records, method %s, %zu residual trees\n", info.samples, info.records,
+               convsel_calibrate_method_name(info.method), info.residual_trees);
+        if (info.cv_rmse_log > 0)
+            printf("  cross-validated error on unsampled configurations: %.1f%% (RMS in log)\n",
+                   100 * info.cv_rmse_log);
+        printf("  %.1f s (profiling %.1f s); wrote %s\n", seconds, profile_s, out_path);
+    }
+
+done:
+    free(chosen);
+    free(record_candidate);
+    free(cands.items);
+    convsel_dataset_destroy(loaded);
+    convsel_dataset_destroy(target);
+    convsel_model_destroy(calibrated);
+    convsel_model_destroy(source);
+    return rc;
+}

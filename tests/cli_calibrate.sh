@@ -1,0 +1,67 @@
+#!/usr/bin/env bash
+# convsel calibrate: usage errors, and the whole path on tiny layers (profile a
+# source, train, calibrate by profiling and from a dataset, then use the
+# result). Timing-free: it checks what was written, not how fast. $1: the
+# convsel binary.
+set -u
+convsel=${1:?usage: cli_calibrate.sh path/to/convsel}
+failed=0
+fail() { echo "FAIL: $*" >&2; failed=1; }
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+unset CONVSEL_ISA OPENBLAS_CORETYPE CONVSEL_MODEL
+
+expect_rc() { # expect_rc WANT ARGS...
+    local want=$1
+    shift
+    "$convsel" "$@" >"$tmp/out" 2>"$tmp/err"
+    local rc=$?
+    [ $rc -eq "$want" ] || fail "convsel $* exited $rc, want $want: $(cat "$tmp/err")"
+}
+
+expect_rc 0 calibrate --help
+grep -q "^usage: convsel" "$tmp/out" || fail "calibrate --help prints no usage"
+expect_rc 2 calibrate --samples 5
+expect_rc 2 calibrate -o "$tmp/x.msgpack"
+expect_rc 2 calibrate --samples 0 -o "$tmp/x.msgpack"
+expect_rc 2 calibrate --samples 5 --method cubic -o "$tmp/x.msgpack"
+expect_rc 2 calibrate --samples 5 --threads 0 -o "$tmp/x.msgpack"
+expect_rc 2 calibrate --samples 5 --bogus -o "$tmp/x.msgpack"
+expect_rc 1 calibrate --model "$tmp/missing.msgpack" --samples 5 -o "$tmp/x.msgpack"
+
+# Tiny layers, so that profiling them takes a moment.
+cat >"$tmp/tiny.txt" <<'EOF'
+mb1ic8ih8oc8oh8kh3ph1n"tiny:a"
+mb1ic16ih8oc8oh8kh1n"tiny:b"
+mb1ic8ih12oc16oh6kh3sh2ph1n"tiny:c"
+mb1ic16ih6oc16oh6kh3ph1n"tiny:d"
+g8mb1ic8ih8oc8oh8kh3ph1n"tiny:e"
+EOF
+"$convsel" profile --net "$tmp/tiny.txt" --threads 1 --max-time-s 0.02 --no-reorders --quiet \
+    -o "$tmp/source.msgpack" >/dev/null 2>"$tmp/err" || fail "profile exited $?: $(cat "$tmp/err")"
+"$convsel" train "$tmp/source.msgpack" -o "$tmp/source_model.msgpack" --params trees=20,valid_fraction=0 --quiet \
+    >/dev/null 2>"$tmp/err" || fail "train exited $?: $(cat "$tmp/err")"
+
+# Profiling K configurations here, under an AVX2 cap.
+"$convsel" --isa avx2 calibrate --model "$tmp/source_model.msgpack" --samples 3 --threads 1 --pool "$tmp/tiny.txt" \
+    --sampled 0 --max-time-s 0.02 --data "$tmp/samples.msgpack" --json -o "$tmp/cal.msgpack" \
+    >"$tmp/out" 2>"$tmp/err" || fail "calibrate exited $?: $(cat "$tmp/err")"
+for key in '"samples": 3' '"method": "both"' '"seconds": ' '"source_model": "' '"model": "' '"isa": "avx2"'; do
+    grep -q "$key" "$tmp/out" || fail "calibrate --json lacks '$key': $(cat "$tmp/out")"
+done
+[ -s "$tmp/cal.msgpack" ] || fail "no calibrated model written"
+"$convsel" dataset info "$tmp/samples.msgpack" >"$tmp/info" 2>&1 || fail "--data wrote no readable dataset"
+grep -q "3 configurations" "$tmp/info" || fail "--data: expected 3 configurations: $(cat "$tmp/info")"
+
+# From that dataset, without profiling; 2 of its 3 configurations.
+"$convsel" calibrate --model "$tmp/source_model.msgpack" --from-data "$tmp/samples.msgpack" --samples 2 \
+    --method linear --json -o "$tmp/cal2.msgpack" >"$tmp/out" 2>"$tmp/err" || fail "--from-data exited $?: $(cat "$tmp/err")"
+grep -q '"samples": 2' "$tmp/out" || fail "--from-data --samples 2: $(cat "$tmp/out")"
+grep -q '"profile_seconds": 0.000' "$tmp/out" || fail "--from-data profiled: $(cat "$tmp/out")"
+expect_rc 2 calibrate --model "$tmp/source_model.msgpack" --from-data "$tmp/samples.msgpack" --samples 9 -o "$tmp/x.msgpack"
+
+# The calibrated model is a model: prediction under the calibrated cap works.
+"$convsel" --isa avx2 predict --model "$tmp/cal.msgpack" 'mb1ic8ih8oc8oh8kh3ph1' >"$tmp/out" 2>"$tmp/err" ||
+    fail "predict with the calibrated model exited $?: $(cat "$tmp/err")"
+
+exit $failed

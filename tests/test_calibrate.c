@@ -1,0 +1,501 @@
+/*
+ * Few-shot transfer: a model trained on a synthetic source CPU, calibrated
+ * with 15 configurations of a synthetic target CPU whose primitives are
+ * scaled differently (synthetic_transfer.h), must predict the target's
+ * held-out configurations much better than the source does; calibrated
+ * models round-trip through files; the chooser is deterministic.
+ */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "check.h"
+#include "convsel.h"
+#include "synthetic_transfer.h"
+#include "../learner/model.h"
+
+#define K_SAMPLES 15
+
+/* The configurations of a dataset's conv records, as candidates, with the
+ * key of each (index-aligned). */
+typedef struct pool {
+    size_t n;
+    convsel_calibrate_candidate *cand;
+    char (*key)[256];
+} pool;
+
+static void pool_build(const convsel_dataset *ds, const convsel_model *model, pool *p)
+{
+    size_t n = convsel_dataset_size(ds);
+    p->cand = calloc(n ? n : 1, sizeof *p->cand);
+    p->key = calloc(n ? n : 1, sizeof *p->key);
+    p->n = 0;
+    for (size_t i = 0; i < n; i++) {
+        const convsel_record *r = convsel_dataset_record(ds, i);
+        char key[256];
+        convsel_record_config_key(r, key, sizeof key);
+        size_t c = 0;
+        while (c < p->n && strcmp(p->key[c], key) != 0)
+            c++;
+        if (c == p->n) {
+            p->cand[c].problem = r->problem;
+            p->cand[c].threads = r->threads;
+            memcpy(p->key[c], key, sizeof key);
+            p->n++;
+        }
+        size_t j;
+        if (convsel_model_primitive_find(model, r->primitive, &j) == CONVSEL_OK)
+            p->cand[c].applicable |= 1ull << j;
+    }
+}
+
+/* The records of ds in the chosen configurations. */
+static convsel_dataset *subset(const convsel_dataset *ds, const pool *p, const size_t *chosen, size_t k)
+{
+    convsel_dataset *out;
+    CHECK_EQ(convsel_dataset_create(&out), CONVSEL_OK);
+    uint32_t fi;
+    CHECK_EQ(convsel_dataset_add_fingerprint(out, convsel_dataset_fingerprint(ds, 0), &fi), CONVSEL_OK);
+    for (size_t i = 0; i < convsel_dataset_size(ds); i++) {
+        convsel_record r = *convsel_dataset_record(ds, i);
+        char key[256];
+        convsel_record_config_key(&r, key, sizeof key);
+        for (size_t c = 0; c < k; c++)
+            if (strcmp(key, p->key[chosen[c]]) == 0) {
+                r.fingerprint = fi;
+                CHECK_EQ(convsel_dataset_append(out, &r), CONVSEL_OK);
+                break;
+            }
+    }
+    return out;
+}
+
+static convsel_metrics eval(const convsel_model *model, const convsel_dataset *test)
+{
+    convsel_metrics m;
+    memset(&m, 0, sizeof m);
+    const convsel_dataset *sets[1] = {test};
+    CHECK_EQ(convsel_model_eval(model, sets, 1, &m), CONVSEL_OK);
+    return m;
+}
+
+static convsel_model *calibrate(const convsel_model *source, const convsel_dataset *samples,
+                                convsel_calibrate_method method)
+{
+    convsel_calibrate_params p;
+    convsel_calibrate_params_default(&p);
+    p.method = method;
+    p.seed = 7;
+    convsel_model *out = NULL;
+    CHECK_EQ(convsel_model_calibrate(source, samples, &p, &out), CONVSEL_OK);
+    return out;
+}
+
+/* Every primitive of model on every problem of test, for cpu. */
+static void predict_all(const convsel_model *model, const convsel_dataset *test, const convsel_fingerprint *cpu,
+                        double *ms, size_t *n)
+{
+    *n = 0;
+    for (size_t i = 0; i < convsel_dataset_size(test) && i < 200; i++) {
+        const convsel_record *r = convsel_dataset_record(test, i);
+        for (size_t j = 0; j < convsel_model_primitive_count(model); j++) {
+            convsel_model_query q = {.problem = &r->problem, .threads = r->threads, .primitive = j, .cpu = cpu};
+            CHECK_EQ(convsel_model_predict_batch(model, &q, 1, &ms[*n]), CONVSEL_OK);
+            (*n)++;
+        }
+    }
+}
+
+static void test_names(void)
+{
+    for (int m = 0; m < CONVSEL_CALIBRATE_METHOD_COUNT; m++) {
+        convsel_calibrate_method back;
+        CHECK_EQ(convsel_calibrate_method_parse(convsel_calibrate_method_name((convsel_calibrate_method)m), &back),
+                 CONVSEL_OK);
+        CHECK_EQ(back, m);
+    }
+    convsel_calibrate_method back;
+    CHECK_EQ(convsel_calibrate_method_parse("cubic", &back), CONVSEL_INVALID_ARGUMENT);
+}
+
+/* The target CPU is exactly twice as slow as the source model predicts: the
+ * linear map must find a = log 2, b = 1 (up to the weak prior). */
+static void test_planted_linear(const convsel_model *source, const convsel_dataset *test)
+{
+    convsel_fingerprint cpu;
+    syn_target_fingerprint(&cpu);
+    convsel_dataset *ds;
+    CHECK_EQ(convsel_dataset_create(&ds), CONVSEL_OK);
+    uint32_t fi;
+    CHECK_EQ(convsel_dataset_add_fingerprint(ds, &cpu, &fi), CONVSEL_OK);
+    for (size_t i = 0; i < 60; i++) {
+        convsel_record r = *convsel_dataset_record(test, i);
+        size_t j;
+        if (convsel_model_primitive_find(source, r.primitive, &j) != CONVSEL_OK)
+            continue;
+        convsel_model_query q = {.problem = &r.problem, .threads = r.threads, .primitive = j, .cpu = &cpu};
+        double ms;
+        CHECK_EQ(convsel_model_predict_batch(source, &q, 1, &ms), CONVSEL_OK);
+        r.fingerprint = fi;
+        r.min_ms = r.p10_ms = r.median_ms = r.p90_ms = 2.0 * ms;
+        CHECK_EQ(convsel_dataset_append(ds, &r), CONVSEL_OK);
+    }
+    convsel_model *cal = calibrate(source, ds, CONVSEL_CALIBRATE_LINEAR);
+    double worst = 0;
+    for (size_t i = 60; i < 120; i++) {
+        const convsel_record *r = convsel_dataset_record(test, i);
+        size_t j;
+        if (convsel_model_primitive_find(source, r->primitive, &j) != CONVSEL_OK)
+            continue;
+        convsel_model_query q = {.problem = &r->problem, .threads = r->threads, .primitive = j, .cpu = &cpu};
+        double a, b;
+        CHECK_EQ(convsel_model_predict_batch(source, &q, 1, &a), CONVSEL_OK);
+        CHECK_EQ(convsel_model_predict_batch(cal, &q, 1, &b), CONVSEL_OK);
+        worst = fmax(worst, fabs(log(b / a) - log(2.0)));
+    }
+    CHECK_MSG(worst < 0.03, "planted ×2: worst |log(ratio / 2)| %.4f", worst);
+    convsel_model_destroy(cal);
+    convsel_dataset_destroy(ds);
+}
+
+static void test_errors(const convsel_model *source, const convsel_dataset *train)
+{
+    convsel_model *out = (convsel_model *)1;
+    convsel_dataset *empty;
+    CHECK_EQ(convsel_dataset_create(&empty), CONVSEL_OK);
+    CHECK_EQ(convsel_model_calibrate(source, empty, NULL, &out), CONVSEL_INVALID_ARGUMENT);
+    CHECK(out == NULL);
+    convsel_calibrate_params p;
+    convsel_calibrate_params_default(&p);
+    p.learning_rate = 0;
+    CHECK_EQ(convsel_model_calibrate(source, train, &p, &out), CONVSEL_INVALID_ARGUMENT);
+
+    /* Records of two CPUs: which one to calibrate for is ambiguous. */
+    convsel_dataset *mixed;
+    CHECK_EQ(convsel_dataset_create(&mixed), CONVSEL_OK);
+    convsel_fingerprint a, b;
+    syn_fingerprint(&a);
+    syn_target_fingerprint(&b);
+    uint32_t fa, fb;
+    CHECK_EQ(convsel_dataset_add_fingerprint(mixed, &a, &fa), CONVSEL_OK);
+    CHECK_EQ(convsel_dataset_add_fingerprint(mixed, &b, &fb), CONVSEL_OK);
+    for (size_t i = 0; i < 20; i++) {
+        convsel_record r = *convsel_dataset_record(train, i);
+        r.fingerprint = i % 2 ? fa : fb;
+        CHECK_EQ(convsel_dataset_append(mixed, &r), CONVSEL_OK);
+    }
+    CHECK_EQ(convsel_model_calibrate(source, mixed, NULL, &out), CONVSEL_INVALID_ARGUMENT);
+    CHECK(strstr(convsel_last_error(), "several CPUs") != NULL);
+    convsel_dataset_destroy(mixed);
+    convsel_dataset_destroy(empty);
+
+    convsel_calibration_info info;
+    CHECK_EQ(convsel_model_calibration(source, 0, &info), CONVSEL_NOT_FOUND);
+    CHECK_EQ(convsel_model_calibration_count(source), 0);
+}
+
+static void test_choose(const convsel_model *source, const pool *p)
+{
+    convsel_fingerprint cpu;
+    syn_target_fingerprint(&cpu);
+    size_t a[K_SAMPLES], b[K_SAMPLES];
+    CHECK_EQ(convsel_calibrate_choose(source, p->cand, p->n, K_SAMPLES, 3, &cpu, a), CONVSEL_OK);
+    CHECK_EQ(convsel_calibrate_choose(source, p->cand, p->n, K_SAMPLES, 3, &cpu, b), CONVSEL_OK);
+    CHECK(memcmp(a, b, sizeof a) == 0);
+    for (size_t i = 0; i < K_SAMPLES; i++) {
+        CHECK(a[i] < p->n);
+        for (size_t j = 0; j < i; j++)
+            CHECK(strcmp(p->key[a[i]], p->key[a[j]]) != 0);
+    }
+
+    /* Every candidate twice: still K distinct configurations, and the same
+     * ones (duplicates add demand, never a second pick). */
+    convsel_calibrate_candidate *twice = malloc(2 * p->n * sizeof *twice);
+    memcpy(twice, p->cand, p->n * sizeof *twice);
+    memcpy(twice + p->n, p->cand, p->n * sizeof *twice);
+    CHECK_EQ(convsel_calibrate_choose(source, twice, 2 * p->n, K_SAMPLES, 3, &cpu, b), CONVSEL_OK);
+    for (size_t i = 0; i < K_SAMPLES; i++)
+        for (size_t j = 0; j < i; j++)
+            CHECK(strcmp(p->key[b[i] % p->n], p->key[b[j] % p->n]) != 0);
+    free(twice);
+
+    /* The uncertainty half comes from where the source hesitates: the mean
+     * predicted gap of the picks is below the pool's. */
+    double pool_gap = 0, pick_gap = 0;
+    size_t n_pool = 0, n_pick = 0;
+    for (size_t i = 0; i < p->n; i++) {
+        double best = INFINITY, second = INFINITY;
+        for (size_t j = 0; j < convsel_model_primitive_count(source); j++) {
+            if (!((p->cand[i].applicable >> j) & 1))
+                continue;
+            convsel_model_query q = {.problem = &p->cand[i].problem, .threads = p->cand[i].threads, .primitive = j,
+                                     .cpu = &cpu};
+            double ms;
+            CHECK_EQ(convsel_model_predict_batch(source, &q, 1, &ms), CONVSEL_OK);
+            double l = log(ms);
+            if (l < best)
+                second = best, best = l;
+            else if (l < second)
+                second = l;
+        }
+        if (!isfinite(second))
+            continue;
+        pool_gap += second - best;
+        n_pool++;
+        for (size_t k = 1; k < K_SAMPLES; k += 2)
+            if (a[k] == i)
+                pick_gap += second - best, n_pick++;
+    }
+    CHECK_EQ(n_pick, K_SAMPLES / 2);
+    CHECK_MSG(pick_gap / (double)n_pick < 0.5 * pool_gap / (double)n_pool, "uncertainty picks' gap %.3f, pool's %.3f",
+              pick_gap / (double)n_pick, pool_gap / (double)n_pool);
+
+    size_t too_many[1];
+    CHECK_EQ(convsel_calibrate_choose(source, p->cand, 3, 4, 1, &cpu, too_many), CONVSEL_INVALID_ARGUMENT);
+}
+
+/* The calibration part of a model file is read as carefully as the rest:
+ * truncations and byte flips in it give CORRUPT (or, for a flip that keeps
+ * the file valid, a model), never a crash or a read out of bounds (run
+ * under CONVSEL_SANITIZE to check the latter). */
+static void test_parse_damaged(const convsel_model *calibrated)
+{
+    uint8_t *data;
+    size_t size;
+    CHECK_EQ(convsel_model_serialize(calibrated, &data, &size), CONVSEL_OK);
+    convsel_model *m = NULL;
+    CHECK_EQ(convsel_model_parse(data, size, "calibrated", &m), CONVSEL_OK);
+    convsel_model_destroy(m);
+    /* The calibrations are the file's tail: find where they start. */
+    const char key[] = "\xac" "calibrations";
+    size_t start = 0;
+    for (size_t i = 0; i + sizeof key - 1 <= size; i++)
+        if (memcmp(data + i, key, sizeof key - 1) == 0)
+            start = i;
+    CHECK(start > 0);
+    size_t step = (size - start) / 600 + 1, truncated_ok = 0;
+    for (size_t len = start; len < size; len += step) {
+        m = NULL;
+        convsel_status st = convsel_model_parse(data, len, "truncated", &m);
+        truncated_ok += st == CONVSEL_CORRUPT && m == NULL;
+    }
+    CHECK_EQ(truncated_ok, (size - start + step - 1) / step);
+    uint8_t *copy = malloc(size);
+    convsel_rng rng = {99};
+    for (int t = 0; t < 600; t++) {
+        memcpy(copy, data, size);
+        for (int f = 0; f < 3; f++)
+            copy[start + convsel_rng_below(&rng, size - start)] ^= (uint8_t)(1 + convsel_rng_below(&rng, 255));
+        m = NULL;
+        convsel_status st = convsel_model_parse(copy, size, "mutated", &m);
+        CHECK(st == CONVSEL_OK || st == CONVSEL_CORRUPT || st == CONVSEL_VERSION_MISMATCH);
+        CHECK((st == CONVSEL_OK) == (m != NULL));
+        if (m) {
+            /* Whatever loaded predicts without trouble. */
+            convsel_problem p;
+            CHECK_EQ(convsel_problem_parse("mb1ic32ih28oc64oh28kh3ph1", &p), CONVSEL_OK);
+            convsel_model_query q = {.problem = &p, .threads = 1, .primitive = 0, .cpu = NULL};
+            double ms;
+            CHECK_EQ(convsel_model_predict_batch(m, &q, 1, &ms), CONVSEL_OK);
+            convsel_model_destroy(m);
+        }
+    }
+    free(copy);
+    free(data);
+}
+
+int main(void)
+{
+    test_names();
+
+    convsel_dataset *src = NULL;
+    CHECK_EQ(syn_dataset(5, 6, 20, 150, 0.03, &src), CONVSEL_OK);
+    convsel_train_params tp;
+    convsel_train_params_default(&tp);
+    tp.trees = 200;
+    convsel_model *source;
+    const convsel_dataset *sets[1] = {src};
+    CHECK_EQ(convsel_model_train(sets, 1, &tp, NULL, NULL, &source), CONVSEL_OK);
+    convsel_dataset_destroy(src);
+
+    convsel_dataset *target = NULL, *train = NULL, *test = NULL;
+    CHECK_EQ(syn_target_dataset(9, 300, 0.03, &target), CONVSEL_OK);
+    CHECK_EQ(convsel_dataset_split(target, 0.3, 4, CONVSEL_SPLIT_BY_CONFIG, &train, &test), CONVSEL_OK);
+    pool p;
+    pool_build(train, source, &p);
+    CHECK(p.n > 100);
+
+    test_choose(source, &p);
+    test_errors(source, train);
+    test_planted_linear(source, test);
+
+    convsel_fingerprint cpu;
+    syn_target_fingerprint(&cpu);
+    size_t chosen[K_SAMPLES];
+    CHECK_EQ(convsel_calibrate_choose(source, p.cand, p.n, K_SAMPLES, 1, &cpu, chosen), CONVSEL_OK);
+    convsel_dataset *samples = subset(train, &p, chosen, K_SAMPLES);
+
+    /* Accuracy on held-out target configurations. The target's primitives
+     * moved by 0.6× to 2.5× relative to each other, so the source ranks
+     * badly there; calibration must fix most of it. */
+    convsel_metrics before = eval(source, test);
+    convsel_model *both = calibrate(source, samples, CONVSEL_CALIBRATE_BOTH);
+    convsel_model *linear = calibrate(source, samples, CONVSEL_CALIBRATE_LINEAR);
+    convsel_model *trees = calibrate(source, samples, CONVSEL_CALIBRATE_TREES);
+    convsel_metrics after = eval(both, test), after_linear = eval(linear, test), after_trees = eval(trees, test);
+    printf("source:     mape %.3f top1 %.3f spearman %.3f regret %.3f\n", before.mape, before.top1, before.spearman,
+           before.regret_mean);
+    printf("linear:     mape %.3f top1 %.3f spearman %.3f regret %.3f\n", after_linear.mape, after_linear.top1,
+           after_linear.spearman, after_linear.regret_mean);
+    printf("trees:      mape %.3f top1 %.3f spearman %.3f regret %.3f\n", after_trees.mape, after_trees.top1,
+           after_trees.spearman, after_trees.regret_mean);
+    printf("both:       mape %.3f top1 %.3f spearman %.3f regret %.3f\n", after.mape, after.top1, after.spearman,
+           after.regret_mean);
+    CHECK_MSG(after.mape < 0.4 * before.mape && after.mape < 0.3, "mape %.3f -> %.3f", before.mape, after.mape);
+    CHECK_MSG(after.top1 >= before.top1 + 0.15 && after.top1 >= 0.8, "top1 %.3f -> %.3f", before.top1, after.top1);
+    CHECK_MSG(after.spearman >= before.spearman + 0.3, "spearman %.3f -> %.3f", before.spearman, after.spearman);
+    CHECK_MSG(after.regret_mean < 0.5 * before.regret_mean, "regret %.3f -> %.3f", before.regret_mean,
+              after.regret_mean);
+    CHECK(after_linear.mape < 0.6 * before.mape);
+    CHECK(after_trees.mape < 0.6 * before.mape);
+
+    test_parse_damaged(both);
+
+    /* Provenance. */
+    CHECK_EQ(convsel_model_calibration_count(both), 1);
+    convsel_calibration_info info;
+    CHECK_EQ(convsel_model_calibration(both, 0, &info), CONVSEL_OK);
+    CHECK_STR(info.source_model, convsel_model_id(source));
+    CHECK_EQ(info.method, CONVSEL_CALIBRATE_BOTH);
+    CHECK_EQ(info.samples, K_SAMPLES);
+    size_t conv_records = convsel_dataset_size(samples);
+    CHECK_EQ(info.records, conv_records);
+    CHECK_EQ(info.seed, 7);
+    CHECK(info.residual_trees > 0);
+    CHECK(convsel_fingerprint_same_cpu(&info.cpu, &cpu));
+    CHECK(convsel_fingerprint_same_cpu(convsel_model_fingerprint(both, 0), &cpu));
+    CHECK(strcmp(convsel_model_id(both), convsel_model_id(source)) != 0);
+    /* The cross-validated error estimates the held-out one, and is the
+     * model's uncertainty. */
+    {
+        double sum = 0;
+        size_t n = 0;
+        for (size_t i = 0; i < convsel_dataset_size(test); i++) {
+            const convsel_record *r = convsel_dataset_record(test, i);
+            size_t j;
+            if (convsel_model_primitive_find(both, r->primitive, &j) != CONVSEL_OK)
+                continue;
+            convsel_model_query q = {.problem = &r->problem, .threads = r->threads, .primitive = j, .cpu = &cpu};
+            double ms;
+            CHECK_EQ(convsel_model_predict_batch(both, &q, 1, &ms), CONVSEL_OK);
+            sum += (log(ms) - log(r->median_ms)) * (log(ms) - log(r->median_ms));
+            n++;
+        }
+        double held_out = sqrt(sum / (double)n);
+        CHECK_EQ(convsel_model_calibration(both, 0, &info), CONVSEL_OK);
+        printf("cv rmse_log %.3f, held-out %.3f\n", info.cv_rmse_log, held_out);
+        CHECK_MSG(info.cv_rmse_log > 0.4 * held_out && info.cv_rmse_log < 2.5 * held_out,
+                  "cv rmse_log %.3f, held-out %.3f", info.cv_rmse_log, held_out);
+        CHECK_NEAR(convsel_model_uncertainty(both), info.cv_rmse_log, 0);
+        CHECK(convsel_model_uncertainty(source) != info.cv_rmse_log);
+        /* Two configurations: nothing to cross-validate with. */
+        convsel_dataset *two_configs = subset(train, &p, chosen, 2);
+        convsel_model *small = calibrate(source, two_configs, CONVSEL_CALIBRATE_BOTH);
+        CHECK_EQ(convsel_model_calibration(small, 0, &info), CONVSEL_OK);
+        CHECK_EQ(info.samples, 2);
+        CHECK(info.cv_rmse_log == 0);
+        convsel_model_destroy(small);
+        convsel_dataset_destroy(two_configs);
+    }
+    CHECK_EQ(convsel_model_calibration(linear, 0, &info), CONVSEL_OK);
+    CHECK_EQ(info.residual_trees, 0);
+    CHECK_EQ(info.method, CONVSEL_CALIBRATE_LINEAR);
+
+    /* Save → load: the same bytes' id and identical predictions, for the
+     * new CPU (explicitly and by default) and for the source's CPU, where
+     * the calibration does not apply. */
+    char path[256];
+    snprintf(path, sizeof path, "/tmp/test_calibrate_%ld.msgpack", (long)getpid());
+    CHECK_EQ(convsel_model_save(both, path), CONVSEL_OK);
+    convsel_model *loaded = NULL;
+    CHECK_EQ(convsel_model_load(path, &loaded), CONVSEL_OK);
+    unlink(path);
+    if (loaded) {
+        CHECK_STR(convsel_model_id(loaded), convsel_model_id(both));
+        CHECK_EQ(convsel_model_calibration_count(loaded), 1);
+        convsel_fingerprint src_cpu;
+        syn_fingerprint(&src_cpu);
+        static double x[4000], y[4000], z[4000];
+        size_t nx, ny, nz;
+        predict_all(both, test, &cpu, x, &nx);
+        predict_all(loaded, test, &cpu, y, &ny);
+        CHECK_EQ(nx, ny);
+        CHECK(memcmp(x, y, nx * sizeof *x) == 0);
+        predict_all(loaded, test, NULL, y, &ny);
+        CHECK(memcmp(x, y, nx * sizeof *x) == 0);
+        predict_all(loaded, test, &src_cpu, y, &ny);
+        predict_all(source, test, &src_cpu, z, &nz);
+        CHECK(memcmp(y, z, ny * sizeof *y) == 0);
+        predict_all(source, test, &cpu, z, &nz);
+        CHECK(memcmp(x, z, nx * sizeof *x) != 0);
+    }
+
+    /* Calibrating again for the same CPU replaces the calibration;
+     * another CPU adds one, and leaves the first CPU's predictions alone. */
+    convsel_model *again = calibrate(both, samples, CONVSEL_CALIBRATE_LINEAR);
+    CHECK_EQ(convsel_model_calibration_count(again), 1);
+    CHECK_EQ(convsel_model_calibration(again, 0, &info), CONVSEL_OK);
+    CHECK_STR(info.source_model, convsel_model_id(both));
+    {
+        static double x[4000], y[4000];
+        size_t nx, ny;
+        predict_all(again, test, &cpu, x, &nx);
+        predict_all(linear, test, &cpu, y, &ny);
+        CHECK(memcmp(x, y, nx * sizeof *x) == 0);
+    }
+    convsel_dataset *third;
+    CHECK_EQ(convsel_dataset_create(&third), CONVSEL_OK);
+    convsel_fingerprint third_cpu = cpu;
+    snprintf(third_cpu.model_name, sizeof third_cpu.model_name, "Synthetic third CPU");
+    uint32_t fi;
+    CHECK_EQ(convsel_dataset_add_fingerprint(third, &third_cpu, &fi), CONVSEL_OK);
+    for (size_t i = 0; i < convsel_dataset_size(samples); i++) {
+        convsel_record r = *convsel_dataset_record(samples, i);
+        r.fingerprint = fi;
+        r.min_ms *= 3, r.p10_ms *= 3, r.median_ms *= 3, r.p90_ms *= 3;
+        CHECK_EQ(convsel_dataset_append(third, &r), CONVSEL_OK);
+    }
+    convsel_model *two = calibrate(both, third, CONVSEL_CALIBRATE_BOTH);
+    CHECK_EQ(convsel_model_calibration_count(two), 2);
+    CHECK(convsel_fingerprint_same_cpu(convsel_model_fingerprint(two, 0), &third_cpu));
+    {
+        static double x[4000], y[4000];
+        size_t nx, ny;
+        predict_all(two, test, &cpu, x, &nx);
+        predict_all(both, test, &cpu, y, &ny);
+        CHECK(memcmp(x, y, nx * sizeof *x) == 0);
+        predict_all(two, test, &third_cpu, x, &nx);
+        double ratio = 0;
+        for (size_t i = 0; i < nx; i++)
+            ratio += log(x[i] / y[i]) / (double)nx;
+        CHECK_MSG(fabs(ratio - log(3.0)) < 0.15, "third CPU: mean log ratio %.3f, want log 3", ratio);
+    }
+    convsel_dataset_destroy(third);
+    convsel_model_destroy(two);
+    convsel_model_destroy(again);
+
+    convsel_model_destroy(loaded);
+    convsel_model_destroy(both);
+    convsel_model_destroy(linear);
+    convsel_model_destroy(trees);
+    convsel_dataset_destroy(samples);
+    free(p.cand);
+    free(p.key);
+    convsel_dataset_destroy(train);
+    convsel_dataset_destroy(test);
+    convsel_dataset_destroy(target);
+    convsel_model_destroy(source);
+    return CHECK_DONE();
+}

@@ -1,0 +1,495 @@
+/* The learner: features, bins, trees, boosting, metrics, training on datasets. */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "check.h"
+#include "convsel.h"
+#include "../learner/features.h"
+#include "../learner/learner.h"
+#include "../learner/model.h"
+#include "synthetic.h"
+
+static void test_features(void)
+{
+    /* Names are unique and the primitive is the categorical one. */
+    for (size_t i = 0; i < CONVSEL_FEATURE_COUNT; i++) {
+        CHECK(strlen(convsel_feature_name(i)) > 0);
+        for (size_t j = 0; j < i; j++)
+            CHECK(strcmp(convsel_feature_name(i), convsel_feature_name(j)) != 0);
+        CHECK_EQ(convsel_feature_is_categorical(i), i == CONVSEL_FEATURE_primitive);
+    }
+    convsel_problem p;
+    CHECK_EQ(convsel_problem_parse("mb2ic64ih56oc100oh56kh3ph1", &p), CONVSEL_OK);
+    convsel_fingerprint fp;
+    syn_fingerprint(&fp);
+    float x[CONVSEL_FEATURE_COUNT];
+    convsel_features_compute(&p, 2, 3, &fp, x);
+    double flops = 2.0 * 2 * 100 * 56 * 56 * 64 * 9;
+    double bytes = 4.0 * (2 * 64 * 56 * 56 + 100 * 64 * 9 + 2 * 100 * 56 * 56);
+    CHECK_NEAR(x[CONVSEL_FEATURE_log_flops], log(flops), 1e-5);
+    CHECK_NEAR(x[CONVSEL_FEATURE_log_bytes], log(bytes), 1e-5);
+    CHECK_NEAR(x[CONVSEL_FEATURE_intensity], flops / bytes, 1e-3);
+    CHECK_NEAR(x[CONVSEL_FEATURE_gemm_m], 100, 0);
+    CHECK_NEAR(x[CONVSEL_FEATURE_gemm_k], 64 * 9, 0);
+    CHECK_NEAR(x[CONVSEL_FEATURE_gemm_n], 56 * 56, 0);
+    CHECK_NEAR(x[CONVSEL_FEATURE_wino2_tiles], 2 * 28 * 28, 0);
+    CHECK_NEAR(x[CONVSEL_FEATURE_wino4_tiles], 2 * 14 * 14, 0);
+    CHECK_NEAR(x[CONVSEL_FEATURE_pad_waste_oc8], 4.0 / 104.0, 1e-7);
+    CHECK_NEAR(x[CONVSEL_FEATURE_pad_waste_oc16], 12.0 / 112.0, 1e-7);
+    CHECK_NEAR(x[CONVSEL_FEATURE_pad_waste_ic16], 0, 0);
+    CHECK_NEAR(x[CONVSEL_FEATURE_ws_over_l2], bytes / (2.0 * (1 << 20)), 1e-4);
+    CHECK_NEAR(x[CONVSEL_FEATURE_isa_cap], CONVSEL_ISA_AVX512, 0);
+    CHECK_NEAR(x[CONVSEL_FEATURE_depthwise], 0, 0);
+    CHECK_NEAR(x[CONVSEL_FEATURE_primitive], 3, 0);
+    /* No CPU: its features are missing, the rest still there. */
+    convsel_features_compute(&p, 2, -1, NULL, x);
+    CHECK(isnan(x[CONVSEL_FEATURE_ws_over_l1]) && isnan(x[CONVSEL_FEATURE_cores]));
+    CHECK(isnan(x[CONVSEL_FEATURE_primitive]));
+    CHECK_NEAR(x[CONVSEL_FEATURE_oc], 100, 0);
+    CHECK_EQ(convsel_problem_parse("g32mb1ic32ih28oc32oh28kh3ph1", &p), CONVSEL_OK);
+    convsel_features_compute(&p, 1, 0, &fp, x);
+    CHECK_NEAR(x[CONVSEL_FEATURE_depthwise], 1, 0);
+    CHECK_NEAR(x[CONVSEL_FEATURE_ic_per_g], 1, 0);
+}
+
+static int first_categorical(size_t f)
+{
+    return f == 0;
+}
+
+static void test_bins(void)
+{
+    enum { N = 5000, F = 4 };
+    float *x = malloc(N * F * sizeof *x);
+    uint8_t *codes = malloc(N * F);
+    convsel_rng rng = {7};
+    for (size_t i = 0; i < N; i++) {
+        x[i * F + 0] = (float)convsel_rng_below(&rng, 10);        /* categorical */
+        x[i * F + 1] = (float)convsel_rng_uniform(&rng);           /* continuous: quantiles */
+        x[i * F + 2] = 4.25f;                                      /* constant */
+        x[i * F + 3] = i % 7 == 0 ? NAN : (float)(i % 13);         /* few values + missing */
+    }
+    convsel_bins bins;
+    CHECK_EQ(convsel_bins_fit(x, N, F, NULL, 0, 64, first_categorical, &bins), CONVSEL_OK);
+    convsel_bins_apply(&bins, x, N, codes);
+    CHECK_EQ(bins.categorical[0], 1);
+    CHECK_EQ(bins.n_bins[0], 11);
+    CHECK(bins.n_bins[1] <= 64 && bins.n_bins[1] >= 60);
+    CHECK_EQ(bins.n_bins[2], 2); /* missing + one value: never splits */
+    CHECK_EQ(bins.n_bins[3], 14);
+    size_t counts[64] = {0};
+    int consistent = 1;
+    for (size_t i = 0; i < N; i++) {
+        uint8_t c = codes[1 * N + i];
+        counts[c]++;
+        const float *upper = bins.upper + 1 * CONVSEL_MAX_BINS;
+        consistent &= c >= 1 && x[i * F + 1] <= upper[c] && (c == 1 || x[i * F + 1] > upper[c - 1]);
+        consistent &= codes[0 * N + i] == (uint8_t)x[i * F] + 1;
+        consistent &= (i % 7 == 0) == (codes[3 * N + i] == CONVSEL_BIN_MISSING);
+    }
+    CHECK(consistent);
+    /* Quantile bins hold about equal counts. */
+    size_t lo = N, hi = 0;
+    for (int b = 1; b < bins.n_bins[1]; b++) {
+        lo = counts[b] < lo ? counts[b] : lo;
+        hi = counts[b] > hi ? counts[b] : hi;
+    }
+    CHECK_MSG(hi < 2 * lo + 10, "bin counts from %zu to %zu", lo, hi);
+    convsel_bins_free(&bins);
+    free(x);
+    free(codes);
+}
+
+/* y = 5 when feature 3 > 0.37, else -2: a one-split tree must find it. */
+static void test_planted_split(void)
+{
+    enum { N = 2000, F = 6 };
+    float *x = malloc(N * F * sizeof *x);
+    double *grad = malloc(N * sizeof *grad), *hess = malloc(N * sizeof *hess);
+    size_t *rows = malloc(N * sizeof *rows);
+    uint8_t *codes = malloc(N * F);
+    convsel_rng rng = {42};
+    for (size_t i = 0; i < N; i++) {
+        for (size_t f = 0; f < F; f++)
+            x[i * F + f] = (float)convsel_rng_uniform(&rng);
+        double y = x[i * F + 3] > 0.37f ? 5.0 : -2.0;
+        grad[i] = -y; /* prediction 0: gradient of squared error is pred - y */
+        hess[i] = 1.0;
+        rows[i] = i;
+    }
+    convsel_bins bins;
+    CHECK_EQ(convsel_bins_fit(x, N, F, NULL, 0, 255, NULL, &bins), CONVSEL_OK);
+    convsel_bins_apply(&bins, x, N, codes);
+    convsel_tree_data data = {codes, N, F, &bins, grad, hess};
+    convsel_tree_params tp = {.max_depth = 1, .min_leaf = 1, .lambda = 0, .min_gain = 0, .shrinkage = 1, .threads = 2};
+    convsel_tree tree;
+    CHECK_EQ(convsel_tree_grow(&data, rows, N, NULL, &tp, &tree), CONVSEL_OK);
+    CHECK_EQ(tree.n_nodes, 3);
+    CHECK_EQ(tree.nodes[0].feature, 3);
+    uint8_t c = convsel_bins_code(&bins, 3, 0.37f);
+    const float *upper = bins.upper + 3 * CONVSEL_MAX_BINS;
+    double width = upper[c] - upper[c - 1];
+    CHECK_MSG(fabs(tree.nodes[0].threshold - 0.37) <= width, "threshold %g, bin width %g", tree.nodes[0].threshold,
+              width);
+    CHECK_NEAR(tree.nodes[tree.nodes[0].left].value, -2.0, 0.1);
+    CHECK_NEAR(tree.nodes[tree.nodes[0].right].value, 5.0, 0.1);
+    float probe[F] = {0.9f, 0.9f, 0.9f, 0.2f, 0.9f, 0.9f};
+    CHECK_NEAR(convsel_tree_predict(&tree, probe), -2.0, 0.1);
+    probe[3] = 0.8f;
+    CHECK_NEAR(convsel_tree_predict(&tree, probe), 5.0, 0.1);
+    probe[3] = NAN; /* missing goes left, as bin 0 */
+    CHECK_NEAR(convsel_tree_predict(&tree, probe), -2.0, 0.1);
+    convsel_tree_free(&tree);
+
+    /* Deeper trees with the subtraction trick give the same root. */
+    tp.max_depth = 4;
+    tp.min_leaf = 20;
+    CHECK_EQ(convsel_tree_grow(&data, rows, N, NULL, &tp, &tree), CONVSEL_OK);
+    CHECK_EQ(tree.nodes[0].feature, 3);
+    int ordered = 1, leaves_ok = 1;
+    for (size_t i = 0; i < tree.n_nodes; i++)
+        if (tree.nodes[i].feature >= 0)
+            ordered &= tree.nodes[i].left > (int32_t)i && tree.nodes[i].right > (int32_t)i;
+        else
+            leaves_ok &= fabs(tree.nodes[i].value + 2.0) < 0.5 || fabs(tree.nodes[i].value - 5.0) < 0.5 ||
+                         fabs(tree.nodes[i].value) < 5.0;
+    CHECK(ordered && leaves_ok);
+    convsel_tree_free(&tree);
+
+    /* Only feature 3 not allowed: the split must come from another feature. */
+    uint8_t use[F] = {1, 1, 1, 0, 1, 1};
+    tp.max_depth = 1;
+    CHECK_EQ(convsel_tree_grow(&data, rows, N, use, &tp, &tree), CONVSEL_OK);
+    CHECK(tree.nodes[0].feature != 3);
+    convsel_tree_free(&tree);
+    convsel_bins_free(&bins);
+    free(x);
+    free(grad);
+    free(hess);
+    free(rows);
+    free(codes);
+}
+
+/* A categorical feature: categories {1, 4, 6} give 3, others 0. */
+static void test_categorical_split(void)
+{
+    enum { N = 1000, F = 2 };
+    float x[N * F];
+    double grad[N], hess[N];
+    size_t rows[N];
+    uint8_t codes[N * F];
+    convsel_rng rng = {3};
+    for (size_t i = 0; i < N; i++) {
+        int cat = (int)convsel_rng_below(&rng, 9);
+        x[i * F] = (float)cat;
+        x[i * F + 1] = (float)convsel_rng_uniform(&rng);
+        grad[i] = -((cat == 1 || cat == 4 || cat == 6) ? 3.0 : 0.0) - 0.01 * x[i * F + 1];
+        hess[i] = 1;
+        rows[i] = i;
+    }
+    convsel_bins bins;
+    CHECK_EQ(convsel_bins_fit(x, N, F, NULL, 0, 255, first_categorical, &bins), CONVSEL_OK);
+    convsel_bins_apply(&bins, x, N, codes);
+    convsel_tree_data data = {codes, N, F, &bins, grad, hess};
+    convsel_tree_params tp = {.max_depth = 1, .min_leaf = 1, .lambda = 0, .shrinkage = 1, .threads = 1};
+    convsel_tree tree;
+    CHECK_EQ(convsel_tree_grow(&data, rows, N, NULL, &tp, &tree), CONVSEL_OK);
+    CHECK_EQ(tree.nodes[0].feature, 0);
+    CHECK_EQ(tree.nodes[0].cat_left, (1u << 1) | (1u << 4) | (1u << 6));
+    float probe[F] = {4.0f, 0.5f};
+    CHECK_NEAR(convsel_tree_predict(&tree, probe), 3.0, 0.05);
+    probe[0] = 5.0f;
+    CHECK_NEAR(convsel_tree_predict(&tree, probe), 0.0, 0.05);
+    probe[0] = 77.0f; /* an unseen category goes right */
+    CHECK_NEAR(convsel_tree_predict(&tree, probe), 0.0, 0.05);
+    convsel_tree_free(&tree);
+    convsel_bins_free(&bins);
+}
+
+static int ensembles_equal(const convsel_ensemble *a, const convsel_ensemble *b)
+{
+    if (a->n_trees != b->n_trees || memcmp(&a->base, &b->base, sizeof a->base) != 0)
+        return 0;
+    for (size_t t = 0; t < a->n_trees; t++) {
+        if (a->trees[t].n_nodes != b->trees[t].n_nodes)
+            return 0;
+        for (size_t i = 0; i < a->trees[t].n_nodes; i++) {
+            const convsel_node *x = &a->trees[t].nodes[i], *y = &b->trees[t].nodes[i];
+            if (x->feature != y->feature || x->left != y->left || x->right != y->right || x->cat_left != y->cat_left ||
+                memcmp(&x->threshold, &y->threshold, sizeof x->threshold) ||
+                memcmp(&x->value, &y->value, sizeof x->value))
+                return 0;
+        }
+    }
+    return 1;
+}
+
+static int count_iterations(int it, double train_rmse, double valid_rmse, int best, void *user)
+{
+    int *n = user;
+    (*n)++;
+    return !(train_rmse >= 0) || !(valid_rmse >= 0); /* NaN would stop */
+}
+
+/* y = 2·[x0 > 0.5] + x1² + noise, learned to within the noise on held-out rows. */
+static void test_boosting(void)
+{
+    enum { N_TRAIN = 3000, N_VALID = 500, N_TEST = 1000, N = N_TRAIN + N_VALID + N_TEST, F = 4 };
+    float *x = malloc(N * F * sizeof *x);
+    double *y = malloc(N * sizeof *y), *truth = malloc(N * sizeof *truth);
+    size_t train[N_TRAIN], valid[N_VALID];
+    convsel_rng rng = {11};
+    for (size_t i = 0; i < N; i++) {
+        for (size_t f = 0; f < F; f++)
+            x[i * F + f] = (float)convsel_rng_uniform(&rng);
+        truth[i] = 2.0 * (x[i * F] > 0.5f) + (double)x[i * F + 1] * x[i * F + 1];
+        y[i] = truth[i] + 0.05 * syn_normal(&rng);
+    }
+    for (size_t i = 0; i < N_TRAIN; i++)
+        train[i] = i;
+    for (size_t i = 0; i < N_VALID; i++)
+        valid[i] = N_TRAIN + i;
+    convsel_boost_params bp = {.max_trees = 400, .learning_rate = 0.1, .max_depth = 4, .min_leaf = 5, .lambda = 1,
+                               .row_subsample = 0.8, .col_subsample = 1.0, .max_bins = 255, .patience = 30,
+                               .seed = 5, .threads = 2, .parallel_min_work = 1 /* every loop parallel */};
+    convsel_ensemble e1, e2, e3;
+    int iterations = 0;
+    CHECK_EQ(convsel_boost_fit(x, y, N, F, train, N_TRAIN, valid, N_VALID, &bp, NULL, count_iterations, &iterations,
+                               &e1),
+             CONVSEL_OK);
+    CHECK(e1.n_trees > 20 && e1.n_trees <= (size_t)iterations);
+    double se = 0;
+    for (size_t i = N_TRAIN + N_VALID; i < N; i++) {
+        double d = convsel_ensemble_predict(&e1, x + i * F) - truth[i];
+        se += d * d;
+    }
+    double rmse = sqrt(se / N_TEST);
+    CHECK_MSG(rmse < 0.08, "held-out RMSE against the noise-free function %.4f (noise 0.05)", rmse);
+
+    /* Same seed: the same trees, with 1 thread or 2. Another seed: others. */
+    bp.threads = 1;
+    bp.parallel_min_work = 0;
+    CHECK_EQ(convsel_boost_fit(x, y, N, F, train, N_TRAIN, valid, N_VALID, &bp, NULL, NULL, NULL, &e2), CONVSEL_OK);
+    CHECK(ensembles_equal(&e1, &e2));
+    bp.seed = 6;
+    CHECK_EQ(convsel_boost_fit(x, y, N, F, train, N_TRAIN, valid, N_VALID, &bp, NULL, NULL, NULL, &e3), CONVSEL_OK);
+    CHECK(!ensembles_equal(&e1, &e3));
+    convsel_ensemble_free(&e1);
+    convsel_ensemble_free(&e2);
+    convsel_ensemble_free(&e3);
+
+    /* Bad parameters are refused. */
+    bp.learning_rate = 0;
+    CHECK_EQ(convsel_boost_fit(x, y, N, F, train, N_TRAIN, NULL, 0, &bp, NULL, NULL, NULL, &e1),
+             CONVSEL_INVALID_ARGUMENT);
+    free(x);
+    free(y);
+    free(truth);
+}
+
+static void test_params(void)
+{
+    convsel_train_params p;
+    convsel_train_params_default(&p);
+    CHECK_EQ(convsel_train_params_parse("trees=10,target=log,mode=single,statistic=p10,learning_rate=0.2,seed=9", &p),
+             CONVSEL_OK);
+    CHECK_EQ(p.trees, 10);
+    CHECK_EQ(p.target, CONVSEL_TARGET_LOG);
+    CHECK_EQ(p.mode, CONVSEL_MODEL_SINGLE);
+    CHECK_EQ(p.statistic, CONVSEL_STAT_P10);
+    CHECK_NEAR(p.learning_rate, 0.2, 0);
+    CHECK_EQ(p.seed, 9);
+    CHECK_EQ(convsel_train_params_parse("bogus=1", &p), CONVSEL_INVALID_ARGUMENT);
+    CHECK(strstr(convsel_last_error(), "bogus") != NULL);
+    CHECK_EQ(convsel_train_params_parse("trees=abc", &p), CONVSEL_INVALID_ARGUMENT);
+    CHECK_EQ(convsel_train_params_parse("max_depth=99", &p), CONVSEL_INVALID_ARGUMENT);
+    CHECK_EQ(convsel_train_params_parse("target=cubic", &p), CONVSEL_INVALID_ARGUMENT);
+    CHECK_EQ(convsel_train_params_parse("trees", &p), CONVSEL_INVALID_ARGUMENT);
+}
+
+static void test_roofline_fit(void)
+{
+    /* Times exactly at a roofline with u = 0.4 give back u = 0.4. */
+    enum { N = 60 };
+    convsel_problem problems[N];
+    const convsel_problem *pp[N];
+    const convsel_fingerprint *cpus[N];
+    int threads[N];
+    double ms[N];
+    convsel_fingerprint fp;
+    syn_fingerprint(&fp);
+    convsel_rng rng = {1};
+    for (int i = 0; i < N; i++) {
+        syn_random_problem(&rng, "", i, &problems[i]);
+        pp[i] = &problems[i];
+        cpus[i] = &fp;
+        threads[i] = 1 + i % 2;
+        ms[i] = convsel_roofline_ms(&problems[i], threads[i], &fp, 148, 12, 0.4);
+    }
+    double u = convsel_roofline_fit(pp, threads, cpus, ms, N, 148, 12);
+    CHECK_NEAR(u, 0.4, 1e-4);
+}
+
+/* Three layers, primitives A, B, C, 0 trees: each primitive's prediction is
+ * the geometric mean of its times, so every metric can be worked by hand. */
+static void test_eval_by_hand(void)
+{
+    convsel_dataset *ds;
+    CHECK_EQ(convsel_dataset_create(&ds), CONVSEL_OK);
+    convsel_fingerprint fp;
+    syn_fingerprint(&fp);
+    uint32_t fi;
+    CHECK_EQ(convsel_dataset_add_fingerprint(ds, &fp, &fi), CONVSEL_OK);
+    const char *descs[3] = {"mb1ic16ih14oc16oh14kh3ph1n\"hand:l1\"", "mb1ic32ih14oc32oh14kh3ph1n\"hand:l2\"",
+                            "mb1ic64ih14oc64oh14kh3ph1n\"hand:l3\""};
+    const char *prims[3] = {"A", "B", "C"};
+    const double ms[3][3] = {{1, 3, 9}, {8, 2, 1}, {2, 1, 0}}; /* 0: not measured */
+    for (int l = 0; l < 3; l++)
+        for (int k = 0; k < 3; k++) {
+            if (ms[l][k] == 0)
+                continue;
+            convsel_record r;
+            memset(&r, 0, sizeof r);
+            r.kind = CONVSEL_RECORD_CONV;
+            CHECK_EQ(convsel_problem_parse(descs[l], &r.problem), CONVSEL_OK);
+            snprintf(r.primitive, sizeof r.primitive, "%s", prims[k]);
+            r.threads = 1;
+            r.fingerprint = fi;
+            r.min_ms = r.p10_ms = r.median_ms = r.p90_ms = ms[l][k];
+            r.runs = 5;
+            CHECK_EQ(convsel_dataset_append(ds, &r), CONVSEL_OK);
+        }
+    convsel_train_params p;
+    convsel_train_params_default(&p);
+    p.trees = 0;
+    p.valid_fraction = 0;
+    p.target = CONVSEL_TARGET_LOG;
+    convsel_model *model;
+    const convsel_dataset *sets[1] = {ds};
+    CHECK_EQ(convsel_model_train(sets, 1, &p, NULL, NULL, &model), CONVSEL_OK);
+    CHECK_EQ(convsel_model_primitive_count(model), 3);
+    convsel_metrics m;
+    CHECK_EQ(convsel_model_eval(model, sets, 1, &m), CONVSEL_OK);
+    double a = cbrt(1.0 * 8 * 2), b = cbrt(3.0 * 2 * 1), c = sqrt(9.0 * 1);
+    double mape = (fabs(a - 1) / 1 + fabs(b - 3) / 3 + fabs(c - 9) / 9 + fabs(a - 8) / 8 + fabs(b - 2) / 2 +
+                   fabs(c - 1) / 1 + fabs(a - 2) / 2 + fabs(b - 1) / 1) /
+                  8;
+    CHECK_EQ(m.n_records, 8);
+    CHECK_EQ(m.n_layers, 3);
+    CHECK_NEAR(m.mape, mape, 1e-9);
+    CHECK_NEAR(m.within10, 1.0 / 8, 1e-12);    /* only B on layer 2: 1.817 vs 2 */
+    CHECK_NEAR(m.top1, 1.0 / 3, 1e-12);        /* B predicted fastest everywhere; right on layer 3 */
+    CHECK_NEAR(m.regret_mean, (2.0 + 1.0 + 0.0) / 3, 1e-9); /* 3/1-1, 2/1-1, 0 */
+    CHECK_NEAR(m.regret_p95, 1.9, 1e-9);       /* sorted 0 1 2, position 1.9 */
+    CHECK_NEAR(m.spearman, (0.5 - 0.5 + 1.0) / 3, 1e-9);
+    convsel_model_destroy(model);
+    convsel_dataset_destroy(ds);
+
+    /* Ties: a tie for the fastest measured counts as right; a constant
+     * prediction has no rank correlation. */
+    size_t layer[4] = {0, 0, 1, 1};
+    int32_t prim[4] = {0, 1, 0, 1};
+    double meas[4] = {1, 1, 2, 4}, pred[4] = {2, 1, 3, 3};
+    CHECK_EQ(convsel_metrics_compute(4, layer, prim, meas, pred, &m), CONVSEL_OK);
+    CHECK_NEAR(m.top1, 1.0, 0);
+    CHECK_NEAR(m.regret_mean, 0.0, 0);
+    CHECK_NEAR(m.spearman, 0.0, 0);
+    /* Rows without a prediction are skipped. */
+    pred[3] = NAN;
+    CHECK_EQ(convsel_metrics_compute(4, layer, prim, meas, pred, &m), CONVSEL_OK);
+    CHECK_EQ(m.n_records, 3);
+    CHECK_EQ(m.n_layers, 1);
+}
+
+static int quiet_progress(const convsel_train_progress *p, void *user)
+{
+    int *calls = user;
+    (*calls)++;
+    return p->ensemble_index >= p->ensemble_count;
+}
+
+/* End to end on synthetic latencies: the model must rank primitives well. */
+static void test_synthetic(void)
+{
+    convsel_dataset *ds = NULL;
+    CHECK_EQ(syn_dataset(2024, 4, 30, 60, 0.03, &ds), CONVSEL_OK);
+    if (!ds)
+        return;
+    const convsel_dataset *sets[1] = {ds};
+    convsel_train_params p;
+    convsel_train_params_default(&p);
+    p.trees = 250;
+    p.learning_rate = 0.1;
+    p.patience = 30;
+
+    convsel_model *model;
+    int calls = 0;
+    CHECK_EQ(convsel_model_train(sets, 1, &p, quiet_progress, &calls, &model), CONVSEL_OK);
+    CHECK(calls > 0);
+    CHECK_EQ(convsel_model_primitive_count(model), SYN_COUNT);
+    CHECK_EQ(convsel_model_fingerprint_count(model), 1);
+    CHECK_STR(convsel_model_fingerprint(model, 0)->microarch, "cascadelake");
+    CHECK_EQ(strlen(convsel_model_id(model)), 16);
+    convsel_metrics m;
+    CHECK_EQ(convsel_model_eval(model, sets, 1, &m), CONVSEL_OK);
+    printf("synthetic, training set: mape %.3f within10 %.3f spearman %.3f top1 %.3f regret %.4f/%.4f\n", m.mape,
+           m.within10, m.spearman, m.top1, m.regret_mean, m.regret_p95);
+    CHECK(m.mape < 0.10);
+    CHECK(m.spearman > 0.9);
+
+    /* Prediction of a primitive the catalogue has but the model lacks. */
+    convsel_problem prob;
+    CHECK_EQ(convsel_problem_parse("mb1ic64ih28oc64oh28kh3ph1", &prob), CONVSEL_OK);
+    double ms;
+    CHECK_EQ(convsel_model_predict_ms(model, &prob, 1, 0, NULL, &ms), CONVSEL_NOT_FOUND);
+    size_t j;
+    CHECK_EQ(convsel_model_primitive_find(model, "syn_winograd", &j), CONVSEL_OK);
+    convsel_model_query q = {&prob, 1, j, NULL};
+    CHECK_EQ(convsel_model_predict_batch(model, &q, 1, &ms), CONVSEL_OK);
+    double truth = syn_latency_ms(SYN_WINOGRAD, &prob, 1);
+    CHECK_MSG(fabs(ms / truth - 1) < 0.3, "winograd predicted %.4f ms, true %.4f ms", ms, truth);
+    q.threads = 0;
+    CHECK_EQ(convsel_model_predict_batch(model, &q, 1, &ms), CONVSEL_INVALID_ARGUMENT);
+    convsel_model_destroy(model);
+
+    /* Held-out layers and held-out networks. */
+    CHECK_EQ(convsel_model_cv(sets, 1, &p, CONVSEL_CV_RANDOM, &m), CONVSEL_OK);
+    printf("synthetic, random 80/20: mape %.3f within10 %.3f spearman %.3f top1 %.3f regret %.4f/%.4f (%zu layers)\n",
+           m.mape, m.within10, m.spearman, m.top1, m.regret_mean, m.regret_p95, m.n_layers);
+    CHECK(m.n_layers > 20);
+    CHECK(m.spearman > 0.8);
+    CHECK(m.top1 > 0.7);
+    CHECK(m.mape < 0.25);
+    p.trees = 120;
+    CHECK_EQ(convsel_model_cv(sets, 1, &p, CONVSEL_CV_BY_NETWORK, &m), CONVSEL_OK);
+    printf("synthetic, by network: mape %.3f within10 %.3f spearman %.3f top1 %.3f regret %.4f/%.4f (%zu layers)\n",
+           m.mape, m.within10, m.spearman, m.top1, m.regret_mean, m.regret_p95, m.n_layers);
+    CHECK(m.n_layers >= 4 * 30 * 2 * 9 / 10); /* every network's layers were predicted */
+    CHECK(m.spearman > 0.8);
+    CHECK(m.top1 > 0.7);
+    convsel_dataset_destroy(ds);
+
+    /* Nothing to train on. */
+    convsel_dataset *empty;
+    CHECK_EQ(convsel_dataset_create(&empty), CONVSEL_OK);
+    sets[0] = empty;
+    CHECK_EQ(convsel_model_train(sets, 1, &p, NULL, NULL, &model), CONVSEL_INVALID_ARGUMENT);
+    CHECK(model == NULL);
+    CHECK_EQ(convsel_model_cv(sets, 1, &p, CONVSEL_CV_BY_NETWORK, &m), CONVSEL_INVALID_ARGUMENT);
+    convsel_dataset_destroy(empty);
+}
+
+int main(void)
+{
+    test_features();
+    test_bins();
+    test_planted_split();
+    test_categorical_split();
+    test_boosting();
+    test_params();
+    test_roofline_fit();
+    test_eval_by_hand();
+    test_synthetic();
+    return CHECK_DONE();
+}
