@@ -170,10 +170,11 @@ convsel_status convsel_isa_prepare_process(int *argc, char **argv)
          * a fresh image of this program sees the new OPENBLAS_CORETYPE. */
         setenv(REEXEC_MARK, "1", 1);
         execv("/proc/self/exe", argv);
+        const int err = errno;
         unsetenv(REEXEC_MARK);
         reexec_status = convsel_error(CONVSEL_BACKEND_ERROR,
                                       "cannot re-execute /proc/self/exe (%s): OpenBLAS keeps its %s kernels",
-                                      strerror(errno), openblas_get_corename());
+                                      strerror(err), openblas_get_corename());
     }
 
     for (int i = 1; i < *argc && argv[i];) {
