@@ -280,6 +280,16 @@ static void direct_simd_destroy(struct convsel_impl *impl)
     impl->state = NULL;
 }
 
+/* The layout follows the ISA's block, as in create. */
+static convsel_status direct_simd_query_layouts(const convsel_problem *problem, int threads, convsel_layout *src,
+                                                convsel_layout *dst)
+{
+    (void)problem;
+    (void)threads;
+    *src = *dst = ds_isa_for(convsel_get_isa())->block == 16 ? CONVSEL_LAYOUT_NCHW16C : CONVSEL_LAYOUT_NCHW8C;
+    return CONVSEL_OK;
+}
+
 const struct convsel_primitive convsel_direct_simd = {
     .name = "direct_simd",
     .family = "direct",
@@ -290,6 +300,7 @@ const struct convsel_primitive convsel_direct_simd = {
     .is_reference = 0,
     .applicable = direct_simd_applicable,
     .create = direct_simd_create,
+    .query_layouts = direct_simd_query_layouts,
     .run = direct_simd_run,
     .destroy = direct_simd_destroy,
 };

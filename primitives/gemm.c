@@ -227,6 +227,15 @@ static convsel_status gemm_1x1_create(const convsel_problem *p, int threads, con
     return gemm_create("gemm_1x1", gather, p, threads, weights, impl);
 }
 
+static convsel_status gemm_query_layouts(const convsel_problem *problem, int threads, convsel_layout *src,
+                                         convsel_layout *dst)
+{
+    (void)problem;
+    (void)threads;
+    *src = *dst = CONVSEL_LAYOUT_NCHW;
+    return CONVSEL_OK;
+}
+
 const struct convsel_primitive convsel_im2col_gemm = {
     .name = "im2col_gemm",
     .family = "gemm",
@@ -235,6 +244,7 @@ const struct convsel_primitive convsel_im2col_gemm = {
     .is_reference = 0,
     .applicable = im2col_gemm_applicable,
     .create = im2col_gemm_create,
+    .query_layouts = gemm_query_layouts,
     .run = gemm_run,
     .destroy = gemm_destroy,
 };
@@ -247,6 +257,7 @@ const struct convsel_primitive convsel_gemm_1x1 = {
     .is_reference = 0,
     .applicable = gemm_1x1_applicable,
     .create = gemm_1x1_create,
+    .query_layouts = gemm_query_layouts,
     .run = gemm_run,
     .destroy = gemm_destroy,
 };

@@ -478,6 +478,16 @@ static convsel_status winograd_run(const struct convsel_impl *impl, const float 
 
 /* ---------------------------------------------------------------- primitives */
 
+/* The layout follows the kernels the ISA in force selects, as in create. */
+static convsel_status winograd_query_layouts(const convsel_problem *problem, int threads, convsel_layout *src,
+                                             convsel_layout *dst)
+{
+    (void)problem;
+    (void)threads;
+    *src = *dst = kernels_for_isa(convsel_get_isa())->block == 16 ? CONVSEL_LAYOUT_NCHW16C : CONVSEL_LAYOUT_NCHW8C;
+    return CONVSEL_OK;
+}
+
 const struct convsel_primitive convsel_winograd_2x2_3x3 = {
     .name = "winograd_2x2_3x3",
     .family = "winograd",
@@ -488,6 +498,7 @@ const struct convsel_primitive convsel_winograd_2x2_3x3 = {
     .is_reference = 0,
     .applicable = winograd_applicable,
     .create = winograd_create_f23,
+    .query_layouts = winograd_query_layouts,
     .run = winograd_run,
     .destroy = winograd_destroy,
 };
@@ -502,6 +513,7 @@ const struct convsel_primitive convsel_winograd_4x4_3x3 = {
     .is_reference = 0,
     .applicable = winograd_applicable,
     .create = winograd_create_f43,
+    .query_layouts = winograd_query_layouts,
     .run = winograd_run,
     .destroy = winograd_destroy,
 };

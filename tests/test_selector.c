@@ -282,8 +282,39 @@ static void test_exclusions_and_errors(void)
     convsel_network_destroy(net);
 }
 
+/* What the selector believes about layouts is what instances really use. */
+static void test_layout_queries(void)
+{
+    const char *descs[] = {"mb1ic16ih14oc32oh14kh3ph1", "mb2ic3ih9oc8oh9kh1ph0", "g8mb1ic8ih10oc8oh10kh3ph1",
+                           "mb1ic20ih7oc12oh4kh3sh2ph1"};
+    for (size_t d = 0; d < sizeof descs / sizeof descs[0]; d++) {
+        convsel_problem p;
+        CHECK_EQ(convsel_problem_parse(descs[d], &p), CONVSEL_OK);
+        float *w = calloc(convsel_problem_weights_elems(&p), sizeof *w);
+        for (size_t i = 0; i < convsel_primitive_count(); i++) {
+            convsel_layout src, dst;
+            convsel_instance *inst = NULL;
+            if (!convsel_primitive_applicable(i, &p, NULL, 0))
+                continue;
+            convsel_status st = convsel_primitive_layouts_for(i, &p, 1, &src, &dst);
+            convsel_status st2 = convsel_instance_create(i, &p, 1, w, &inst);
+            CHECK_EQ(st, st2);
+            if (st == CONVSEL_OK && st2 == CONVSEL_OK) {
+                CHECK_MSG(src == convsel_instance_src_layout(inst) && dst == convsel_instance_dst_layout(inst),
+                          "%s on %s: query says %s->%s, instance uses %s->%s", convsel_primitive_name(i), descs[d],
+                          convsel_layout_name(src), convsel_layout_name(dst),
+                          convsel_layout_name(convsel_instance_src_layout(inst)),
+                          convsel_layout_name(convsel_instance_dst_layout(inst)));
+            }
+            convsel_instance_destroy(inst);
+        }
+        free(w);
+    }
+}
+
 int main(void)
 {
+    test_layout_queries();
     test_dp_against_brute_force();
     test_exclusions_and_errors();
     return CHECK_DONE();
