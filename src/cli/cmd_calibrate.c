@@ -18,7 +18,7 @@ static void usage(FILE *out)
             "usage: convsel [--isa avx512|avx2|sse41|scalar] calibrate [--model M] --samples K\n"
             "                 [--threads LIST] [--seed S] [--method linear|trees|both] [--pool FILE|DIR ...]\n"
             "                 [--sampled N] [--max-flops F] [--max-time-s S] [--data SAMPLES.msgpack]\n"
-            "                 [--json] [--quiet] -o OUT\n"
+            "                 [--if-needed] [--json] [--quiet] -o OUT\n"
             "       convsel calibrate [--model M] --from-data FILE [--samples K] [--seed S] [--method M]\n"
             "                 [--json] -o OUT\n"
             "\n"
@@ -46,6 +46,8 @@ static void usage(FILE *out)
             "  --json             print {\"samples\", \"method\", \"cv_rmse_log\", \"seconds\", \"source_model\",\n"
             "                     \"model\", ...}\n"
             "  --quiet            no progress on stderr\n"
+            "  --if-needed        when the model already describes this CPU (same CPU and ISA cap),\n"
+            "                     copy it to OUT and measure nothing\n"
             "  -o OUT             the calibrated model file\n"
             "\n"
             "--isa (a global option, before or after the command) emulates a CPU with a smaller\n"
@@ -345,7 +347,7 @@ int cmd_calibrate(int argc, char **argv)
     size_t n_threads = 2;
     uint64_t seed = 1;
     double max_flops = 5e8, max_time_s = 0.3;
-    int json = 0, quiet = 0;
+    int json = 0, quiet = 0, if_needed = 0;
     convsel_calibrate_params params;
     convsel_calibrate_params_default(&params);
 
@@ -357,6 +359,8 @@ int cmd_calibrate(int argc, char **argv)
             return CLI_OK;
         } else if (strcmp(a, "--json") == 0) {
             json = 1;
+        } else if (strcmp(a, "--if-needed") == 0) {
+            if_needed = 1;
         } else if (strcmp(a, "--quiet") == 0) {
             quiet = 1;
         } else if (strcmp(a, "--model") == 0) {
@@ -449,6 +453,26 @@ int cmd_calibrate(int argc, char **argv)
     int rc = cli_open_model(CMD, model_path, &source);
     if (rc != CLI_OK)
         goto done;
+    if (if_needed && !from_data) {
+        /* Already a model of this CPU (and ISA cap): nothing to learn here. */
+        convsel_fingerprint here;
+        int same = 0;
+        if (convsel_fingerprint_get(&here) == CONVSEL_OK)
+            for (size_t f = 0; f < convsel_model_fingerprint_count(source) && !same; f++)
+                same = convsel_fingerprint_same_cpu(convsel_model_fingerprint(source, f), &here);
+        if (same) {
+            if ((st = convsel_model_save(source, out_path)) != CONVSEL_OK) {
+                rc = cli_fail(CMD, st);
+                goto done;
+            }
+            if (json)
+                printf("{\"samples\": 0, \"calibrated\": false, \"model\": \"%s\"}\n", convsel_model_id(source));
+            else if (!quiet)
+                printf("the model already describes this CPU (%s, %s); copied it to %s without calibrating\n",
+                       here.model_name, convsel_isa_name(here.isa_cap), out_path);
+            goto done;
+        }
+    }
 
     if (from_data) {
         if ((st = convsel_dataset_load(from_data, &loaded)) != CONVSEL_OK) {
