@@ -14,6 +14,7 @@ static void usage(FILE *out)
             "       convsel dataset merge -o OUT FILE...\n"
             "       convsel dataset export --csv [-o OUT] FILE...\n"
             "       convsel dataset split --test-frac F [--seed S] [--by config|network] -o PREFIX FILE\n"
+            "       convsel dataset filter [--threads LIST] [--primitives LIST] -o OUT FILE\n"
             "\n"
             "info    records, configurations, primitives, ISA and CPU fingerprints of each file\n"
             "merge   one dataset from several: fingerprints deduplicated, duplicate measurements\n"
@@ -21,7 +22,9 @@ static void usage(FILE *out)
             "export  one CSV row per record (to stdout, or OUT)\n"
             "split   PREFIX-train.msgpack and PREFIX-test.msgpack, every record of a group on\n"
             "        one side: a group is a layer shape (--by config, the default) or a network\n"
-            "        (--by network: the part of the layer name before ':')\n");
+            "        (--by network: the part of the layer name before ':')\n"
+            "filter  the records measured at the given thread counts and/or of the given primitives\n"
+            "        (reorders count as primitive 'reorder'), e.g. to drop a campaign's disturbed part\n");
 }
 
 static int load(const char *path, convsel_dataset **ds)
@@ -427,6 +430,86 @@ static int cmd_split(int argc, char **argv)
     return st == CONVSEL_OK ? CLI_OK : cli_fail(CMD " split", st);
 }
 
+/* ---------------------------------------------------------------- filter */
+
+static int cmd_filter(int argc, char **argv)
+{
+    const char *output = NULL, *input = NULL, *threads = NULL, *primitives = NULL;
+    for (int i = 1; i < argc; i++) {
+        if (strcmp(argv[i], "-o") == 0) {
+            if (!(output = cli_value(CMD " filter", argc, argv, &i)))
+                return CLI_USAGE;
+        } else if (strcmp(argv[i], "--threads") == 0) {
+            if (!(threads = cli_value(CMD " filter", argc, argv, &i)))
+                return CLI_USAGE;
+        } else if (strcmp(argv[i], "--primitives") == 0) {
+            if (!(primitives = cli_value(CMD " filter", argc, argv, &i)))
+                return CLI_USAGE;
+        } else if (argv[i][0] == '-' && argv[i][1]) {
+            fprintf(stderr, "convsel " CMD " filter: unknown option '%s'\n", argv[i]);
+            return CLI_USAGE;
+        } else if (input) {
+            fprintf(stderr, "convsel " CMD " filter: one input FILE only\n");
+            return CLI_USAGE;
+        } else {
+            input = argv[i];
+        }
+    }
+    if (!output || !input || (!threads && !primitives)) {
+        fprintf(stderr, "convsel " CMD " filter: needs --threads and/or --primitives, -o OUT and FILE\n");
+        return CLI_USAGE;
+    }
+    int keep_threads[64] = {0};
+    if (threads) {
+        char *copy = strdup(threads);
+        for (char *save = NULL, *t = strtok_r(copy, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
+            long v;
+            if (!cli_parse_long(CMD " filter", "--threads", t, 1, 63, &v)) {
+                free(copy);
+                return CLI_USAGE;
+            }
+            keep_threads[v] = 1;
+        }
+        free(copy);
+    }
+    convsel_dataset *ds, *out;
+    int rc = load(input, &ds);
+    if (rc != CLI_OK)
+        return rc;
+    convsel_status st = convsel_dataset_create(&out);
+    uint32_t map[1024];
+    size_t nf = convsel_dataset_fingerprint_count(ds), kept = 0;
+    for (size_t f = 0; f < nf && f < 1024 && st == CONVSEL_OK; f++)
+        st = convsel_dataset_add_fingerprint(out, convsel_dataset_fingerprint(ds, f), &map[f]);
+    for (size_t i = 0; i < convsel_dataset_size(ds) && st == CONVSEL_OK; i++) {
+        convsel_record r = *convsel_dataset_record(ds, i);
+        if (threads && (r.threads < 1 || r.threads > 63 || !keep_threads[r.threads]))
+            continue;
+        if (primitives) {
+            size_t len = strlen(r.primitive);
+            const char *hit = strstr(primitives, r.primitive);
+            int named = 0;
+            for (; hit && !named; hit = strstr(hit + 1, r.primitive))
+                named = (hit == primitives || hit[-1] == ',') && (hit[len] == ',' || hit[len] == '\0');
+            if (!named)
+                continue;
+        }
+        if (r.fingerprint >= 1024)
+            continue;
+        r.fingerprint = map[r.fingerprint];
+        st = convsel_dataset_append(out, &r);
+        kept++;
+    }
+    if (st == CONVSEL_OK)
+        st = convsel_dataset_save(out, output);
+    if (st == CONVSEL_OK)
+        fprintf(stderr, "convsel " CMD " filter: kept %zu of %zu records -> %s\n", kept, convsel_dataset_size(ds),
+                output);
+    convsel_dataset_destroy(ds);
+    convsel_dataset_destroy(out);
+    return st == CONVSEL_OK ? CLI_OK : cli_fail(CMD " filter", st);
+}
+
 int cmd_dataset(int argc, char **argv)
 {
     if (argc < 2) {
@@ -451,6 +534,8 @@ int cmd_dataset(int argc, char **argv)
         return cmd_export(argc - 1, argv + 1);
     if (strcmp(argv[1], "split") == 0)
         return cmd_split(argc - 1, argv + 1);
-    fprintf(stderr, "convsel " CMD ": unknown subcommand '%s' (info, merge, export, split)\n", argv[1]);
+    if (strcmp(argv[1], "filter") == 0)
+        return cmd_filter(argc - 1, argv + 1);
+    fprintf(stderr, "convsel " CMD ": unknown subcommand '%s' (info, merge, export, split, filter)\n", argv[1]);
     return CLI_USAGE;
 }
