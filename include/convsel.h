@@ -700,7 +700,8 @@ size_t convsel_runner_reorder_count(const convsel_runner *runner);
 /*
  * A learned latency model: gradient-boosted regression trees that predict
  * each primitive's time on a (problem, threads, CPU) from the features of
- * docs/learner.md. Files: docs/model-format.md.
+ * docs/learner.md. Files: docs/model-format.md. A model does not change
+ * once trained or loaded: predictions may run on several threads at once.
  */
 typedef struct convsel_model convsel_model;
 
@@ -740,7 +741,7 @@ typedef struct convsel_train_params {
     int threads;            /* OpenMP threads for training; 0: all (0). The model does not depend on it. */
     convsel_target target;  /* (ROOFLINE_RESIDUAL) */
     convsel_statistic statistic; /* (MEDIAN) */
-    convsel_model_mode mode;     /* (PER_PRIMITIVE) */
+    convsel_model_mode mode;     /* (SINGLE) */
     double peak_gflops;     /* roofline: AVX-512 f32 peak per core (148, docs/learner.md) */
     double bandwidth_gbs;   /* roofline: memory bandwidth per thread (12) */
 } convsel_train_params;
@@ -769,7 +770,9 @@ typedef int (*convsel_train_progress_fn)(const convsel_train_progress *progress,
  * Trains a model on the CONVSEL_RECORD_CONV records of n datasets (the
  * statistic of params, records with a non-positive or non-finite time
  * skipped). params NULL means the defaults; progress may be NULL. The model
- * is the same, byte for byte, for the same records, parameters and seed.
+ * is the same, byte for byte, for the same records, parameters and seed,
+ * whatever params->threads. The datasets' reorder records are fitted into the
+ * model's reorder cost model (convsel_model_reorders).
  * Returns OK, INVALID_ARGUMENT (bad parameters, no records), OUT_OF_MEMORY or
  * INTERRUPTED.
  */
@@ -1012,6 +1015,39 @@ typedef struct convsel_calibrate_candidate {
 convsel_status convsel_calibrate_choose(const convsel_model *source, const convsel_calibrate_candidate *pool,
                                         size_t n_pool, size_t k, uint64_t seed, const convsel_fingerprint *cpu,
                                         size_t *chosen);
+
+/* ---------------------------------------------------------------- convolution runtime */
+
+/*
+ * convsel as a convolution runtime with learned dispatch: a selector holds a
+ * model (and the CPU it predicts for); each convolution created through it
+ * runs the primitive the model predicts fastest for that layer alone. (Whole
+ * networks, with reorders between layers, go through convsel_select.)
+ */
+typedef struct convsel_selector convsel_selector;
+typedef struct convsel_conv convsel_conv;
+
+/* model must outlive the selector. Returns OK, INVALID_ARGUMENT or
+ * OUT_OF_MEMORY. */
+convsel_status convsel_selector_create(const convsel_model *model, convsel_selector **selector);
+void convsel_selector_destroy(convsel_selector *selector);
+
+/*
+ * Predicts every applicable primitive on problem at threads threads, creates
+ * the fastest with the plain goihw weights (copied and transformed here).
+ * Returns OK, NOT_APPLICABLE (no primitive computes it; the detail says why),
+ * INVALID_ARGUMENT or the creation's error.
+ */
+convsel_status convsel_conv_create(convsel_selector *selector, const convsel_problem *problem, int threads,
+                                   const float *weights, convsel_conv **conv);
+/* src and dst in convsel_conv_src_layout / convsel_conv_dst_layout. */
+convsel_status convsel_conv_run(convsel_conv *conv, const float *src, float *dst);
+void convsel_conv_destroy(convsel_conv *conv);
+const char *convsel_conv_primitive(const convsel_conv *conv);
+convsel_layout convsel_conv_src_layout(const convsel_conv *conv);
+convsel_layout convsel_conv_dst_layout(const convsel_conv *conv);
+/* The model's predicted ms for the chosen primitive. */
+double convsel_conv_predicted_ms(const convsel_conv *conv);
 
 /* ---------------------------------------------------------------- reference helpers */
 
