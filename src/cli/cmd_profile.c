@@ -261,9 +261,13 @@ static int list_push(struct problem_list *list, const convsel_problem *p)
 static int add_network(const char *path, long mb, struct problem_list *list)
 {
     convsel_network *net;
-    convsel_status st = convsel_network_load(path, mb, &net);
+    size_t skipped = 0;
+    convsel_status st = convsel_network_load_supported(path, mb, &net, &skipped);
     if (st != CONVSEL_OK)
         return cli_fail(CMD, st);
+    if (skipped)
+        fprintf(stderr, "convsel " CMD ": %s: skipped %zu 1D/3D layer%s (2D convolutions only)\n", path, skipped,
+                skipped == 1 ? "" : "s");
     for (size_t i = 0; i < convsel_network_size(net); i++) {
         convsel_problem p = *convsel_network_layer(net, i);
         if (!p.name[0])
