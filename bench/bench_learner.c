@@ -2,8 +2,9 @@
  * The latency model against baselines, on held-out data: a random 80/20 split
  * by layer, leave-one-network-out, and the largest 20% of layers by FLOPs
  * held out (extrapolation). Rows: the roofline (FLOPs / peak vs
- * bytes / bandwidth), the refined roofline (a utilisation per primitive
- * fitted on the training part, as ANNETTE), our GBDT with each target
+ * bytes / bandwidth), the refined roofline (a utilisation and a per-call
+ * overhead per primitive fitted on the training part, after ANNETTE), our
+ * GBDT with each target
  * transform, one model per primitive and one for all, and XGBoost through its
  * C API on the same features when built with it. Columns: MAPE, within 10%,
  * Spearman, top-1, regret mean / p95, training seconds (all folds) and
@@ -150,7 +151,7 @@ static convsel_status synthetic_dataset(int n_random, convsel_dataset **out, siz
 
 static void roofline_fold(const convsel_table *t, const uint8_t *train, const uint8_t *test, int refined, double *pred)
 {
-    double *u = malloc(t->n_names * sizeof *u);
+    double *u = malloc(t->n_names * sizeof *u), *c = calloc(t->n_names, sizeof *c);
     const convsel_problem **problems = malloc(t->n * sizeof *problems);
     const convsel_fingerprint **cpus = malloc(t->n * sizeof *cpus);
     int *threads = malloc(t->n * sizeof *threads);
@@ -168,14 +169,15 @@ static void roofline_fold(const convsel_table *t, const uint8_t *train, const ui
                 ms[n] = t->ms[i];
                 n++;
             }
-        u[k] = convsel_roofline_fit(problems, threads, cpus, ms, n, peak_gflops, bandwidth_gbs);
+        convsel_roofline_fit(problems, threads, cpus, ms, n, peak_gflops, bandwidth_gbs, &u[k], &c[k]);
     }
     for (size_t i = 0; i < t->n; i++)
         if (test[i])
-            pred[i] = convsel_roofline_ms(&t->records[i]->problem, t->records[i]->threads,
-                                          &t->fingerprints[t->fingerprint[i]], peak_gflops, bandwidth_gbs,
-                                          u[t->primitive[i]]);
+            pred[i] = c[t->primitive[i]] + convsel_roofline_ms(&t->records[i]->problem, t->records[i]->threads,
+                                                               &t->fingerprints[t->fingerprint[i]], peak_gflops,
+                                                               bandwidth_gbs, u[t->primitive[i]]);
     free(u);
+    free(c);
     free(problems);
     free(cpus);
     free(threads);
@@ -227,7 +229,7 @@ static void xgb_param(BoosterHandle booster, const char *key, double value)
 
 /* Features, target offsets and table rows of primitive k's rows in mask. */
 static size_t xgb_rows(const convsel_table *t, const uint8_t *mask, size_t k, const convsel_train_params *p, double u,
-                       float *x, double *offset, size_t *rows)
+                       double c, float *x, double *offset, size_t *rows)
 {
     size_t m = 0;
     for (size_t i = 0; i < t->n; i++) {
@@ -236,7 +238,7 @@ static size_t xgb_rows(const convsel_table *t, const uint8_t *mask, size_t k, co
         const convsel_record *r = t->records[i];
         const convsel_fingerprint *cpu = &t->fingerprints[t->fingerprint[i]];
         convsel_features_compute(&r->problem, r->threads, (int)k, cpu, x + m * CONVSEL_FEATURE_COUNT);
-        offset[m] = convsel_target_offset(p, &r->problem, r->threads, cpu, u);
+        offset[m] = convsel_target_offset(p, &r->problem, r->threads, cpu, u, c);
         rows[m++] = i;
     }
     return m;
@@ -268,10 +270,10 @@ static int xgb_fold(const convsel_table *t, const uint8_t *train, const uint8_t 
             }
         if (n == 0)
             continue;
-        double u = p->target == CONVSEL_TARGET_ROOFLINE_RESIDUAL
-                       ? convsel_roofline_fit(problems, threads, cpus, ms, n, p->peak_gflops, p->bandwidth_gbs)
-                       : 1.0;
-        size_t m = xgb_rows(t, train, k, p, u, x, offset, rows);
+        double u = 1.0, c = 0.0;
+        if (p->target == CONVSEL_TARGET_ROOFLINE_RESIDUAL)
+            convsel_roofline_fit(problems, threads, cpus, ms, n, p->peak_gflops, p->bandwidth_gbs, &u, &c);
+        size_t m = xgb_rows(t, train, k, p, u, c, x, offset, rows);
         for (size_t i = 0; i < m; i++)
             y[i] = (float)(log(t->ms[rows[i]]) - offset[i]);
         DMatrixHandle dtrain, dtest;
@@ -296,7 +298,7 @@ static int xgb_fold(const convsel_table *t, const uint8_t *train, const uint8_t 
             ok &= XGBoosterUpdateOneIter(booster, it, dtrain) == 0;
         xgb_param(booster, "nthread", 1);
         double start = convsel_now();
-        m = xgb_rows(t, test, k, p, u, x, offset, rows);
+        m = xgb_rows(t, test, k, p, u, c, x, offset, rows);
         if (ok && m) {
             bst_ulong len = 0;
             const float *out = NULL;
@@ -543,7 +545,7 @@ int main(int argc, char **argv)
     method methods[16];
     size_t n_methods = 0;
     methods[n_methods++] = (method){"roofline", ROOFLINE, {0}};
-    methods[n_methods++] = (method){"refined roofline (u per primitive)", ROOFLINE_REFINED, {0}};
+    methods[n_methods++] = (method){"refined roofline (u, overhead per primitive)", ROOFLINE_REFINED, {0}};
     static const char *const targets[] = {"log", "log_per_flop", "roofline_residual"};
     for (int mode = 0; mode < 2; mode++)
         for (int target = 0; target < 3; target++) {

@@ -35,7 +35,7 @@ void convsel_train_params_default(convsel_train_params *p)
     p->threads = 0;
     p->target = CONVSEL_TARGET_ROOFLINE_RESIDUAL;
     p->statistic = CONVSEL_STAT_MEDIAN;
-    p->mode = CONVSEL_MODEL_PER_PRIMITIVE;
+    p->mode = CONVSEL_MODEL_SINGLE;
     /* FACTS.md: AVX-512 FMA peak ~148 GFLOP/s on one core; triad ~12 GB/s
      * on one thread. */
     p->peak_gflops = 148.0;
@@ -240,73 +240,106 @@ double convsel_roofline_ms(const convsel_problem *p, int threads, const convsel_
     return c > m ? c : m;
 }
 
-static double fit_loss(const double *lc, const double *lm, const double *lt, size_t n, double s)
+/* Squared log error of the refined roofline c + max(C/u, M) with s = log u,
+ * over n rows: lc = log C, lm = log M, lt = log of the measured time. */
+static double fit_loss(const double *lc, const double *lm, const double *lt, size_t n, double s, double c)
 {
     double sum = 0;
     for (size_t i = 0; i < n; i++) {
-        double c = lc[i] - s;
-        double e = lt[i] - (c > lm[i] ? c : lm[i]);
+        double b = lc[i] - s > lm[i] ? lc[i] - s : lm[i];
+        double e = lt[i] - (c > 0 ? log(c + exp(b)) : b);
         sum += e * e;
     }
     return sum;
 }
 
-double convsel_roofline_fit(const convsel_problem *const *problems, const int *threads,
-                            const convsel_fingerprint *const *cpus, const double *ms, size_t n, double peak_gflops,
-                            double bandwidth_gbs)
+/* Minimises fit_loss over x in [lo, hi] (x = s, or x = log c when over_c):
+ * a grid finds the basin (the loss is a sum of non-convex pieces, a max
+ * inside a square), golden-section search refines it. */
+static double fit_search(const double *lc, const double *lm, const double *lt, size_t n, double s, double c,
+                         int over_c, double lo, double hi, double step, double *best_loss)
 {
+#define LOSS(x) fit_loss(lc, lm, lt, n, over_c ? s : (x), over_c ? exp(x) : c)
+    double best_x = lo, best = INFINITY;
+    for (double x = lo; x <= hi + 1e-12; x += step) {
+        double l = LOSS(x);
+        if (l < best) {
+            best = l;
+            best_x = x;
+        }
+    }
+    double a = best_x - step, b = best_x + step;
+    const double r = 0.6180339887498949;
+    double x1 = b - r * (b - a), x2 = a + r * (b - a);
+    double f1 = LOSS(x1), f2 = LOSS(x2);
+    for (int it = 0; it < 40; it++) {
+        if (f1 <= f2) {
+            b = x2, x2 = x1, f2 = f1;
+            x1 = b - r * (b - a);
+            f1 = LOSS(x1);
+        } else {
+            a = x1, x1 = x2, f1 = f2;
+            x2 = a + r * (b - a);
+            f2 = LOSS(x2);
+        }
+    }
+    double x = 0.5 * (a + b), l = LOSS(x);
+    if (l < best) {
+        best = l;
+        best_x = x;
+    }
+#undef LOSS
+    *best_loss = best;
+    return best_x;
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+void convsel_roofline_fit(const convsel_problem *const *problems, const int *threads,
+                          const convsel_fingerprint *const *cpus, const double *ms, size_t n, double peak_gflops,
+                          double bandwidth_gbs, double *utilisation, double *overhead_ms)
+{
+    *utilisation = 1.0;
+    *overhead_ms = 0.0;
     if (n == 0)
-        return 1.0;
-    double *lc = malloc(3 * n * sizeof *lc);
+        return;
+    double *lc = malloc(4 * n * sizeof *lc);
     if (!lc)
-        return 1.0;
-    double *lm = lc + n, *lt = lm + n;
+        return;
+    double *lm = lc + n, *lt = lm + n, *sorted = lt + n;
     for (size_t i = 0; i < n; i++) {
         double c, m;
         roofline_parts(problems[i], threads[i], cpus[i], peak_gflops, bandwidth_gbs, &c, &m);
         lc[i] = log(c > 0 ? c : 1e-300);
         lm[i] = log(m > 0 ? m : 1e-300);
         lt[i] = log(ms[i]);
+        sorted[i] = ms[i];
     }
-    /* The loss in s = log u is a sum of non-convex pieces (a max inside a
-     * square), so a grid finds the basin and golden section refines it. */
-    const double lo = -12.0, hi = 4.0, step = 0.05;
-    double best_s = 0.0, best = INFINITY;
-    for (double s = lo; s <= hi; s += step) {
-        double l = fit_loss(lc, lm, lt, n, s);
-        if (l < best) {
-            best = l;
-            best_s = s;
+    qsort(sorted, n, sizeof *sorted, cmp_double);
+    double loss, loss_c;
+    double s = fit_search(lc, lm, lt, n, 0, 0, 0, -12.0, 4.0, 0.05, &loss), c = 0;
+    /* The overhead lies below the fastest times; alternate the two searches
+     * a few rounds, keeping c = 0 unless an overhead helps. */
+    double hi = log(sorted[n / 10] > 1e-9 ? sorted[n / 10] : 1e-9);
+    for (int round = 0; round < 3 && n >= 2; round++) {
+        double lcx = fit_search(lc, lm, lt, n, s, c, 1, hi - 14.0, hi, 0.1, &loss_c);
+        if (loss_c < loss) {
+            c = exp(lcx);
+            loss = loss_c;
         }
+        s = fit_search(lc, lm, lt, n, s, c, 0, s - 3.0, s + 3.0, 0.05, &loss);
     }
-    double a = best_s - step, b = best_s + step;
-    const double r = 0.6180339887498949;
-    double x1 = b - r * (b - a), x2 = a + r * (b - a);
-    double f1 = fit_loss(lc, lm, lt, n, x1), f2 = fit_loss(lc, lm, lt, n, x2);
-    for (int it = 0; it < 40; it++) {
-        if (f1 <= f2) {
-            b = x2;
-            x2 = x1;
-            f2 = f1;
-            x1 = b - r * (b - a);
-            f1 = fit_loss(lc, lm, lt, n, x1);
-        } else {
-            a = x1;
-            x1 = x2;
-            f1 = f2;
-            x2 = a + r * (b - a);
-            f2 = fit_loss(lc, lm, lt, n, x2);
-        }
-    }
-    double s = 0.5 * (a + b);
-    if (fit_loss(lc, lm, lt, n, s) > best)
-        s = best_s;
+    *utilisation = exp(s);
+    *overhead_ms = c;
     free(lc);
-    return exp(s);
 }
 
 double convsel_target_offset(const convsel_train_params *params, const convsel_problem *problem, int threads,
-                             const convsel_fingerprint *cpu, double utilisation)
+                             const convsel_fingerprint *cpu, double utilisation, double overhead_ms)
 {
     switch (params->target) {
     case CONVSEL_TARGET_LOG_PER_FLOP: {
@@ -316,7 +349,8 @@ double convsel_target_offset(const convsel_train_params *params, const convsel_p
         return log(flops > 1 ? flops : 1);
     }
     case CONVSEL_TARGET_ROOFLINE_RESIDUAL: {
-        double ms = convsel_roofline_ms(problem, threads, cpu, params->peak_gflops, params->bandwidth_gbs, utilisation);
+        double ms = overhead_ms +
+                    convsel_roofline_ms(problem, threads, cpu, params->peak_gflops, params->bandwidth_gbs, utilisation);
         return log(ms > 1e-300 ? ms : 1e-300);
     }
     default:
@@ -336,6 +370,7 @@ void convsel_model_destroy(convsel_model *model)
     free(model->fingerprints);
     free(model->primitives);
     free(model->utilisation);
+    free(model->overhead_ms);
     convsel_calibrations_free(model);
     free(model->reorders);
     free(model);
@@ -394,7 +429,8 @@ static double predict_one(const convsel_model *model, const convsel_problem *pro
     convsel_features_compute(problem, threads, (int)j, cpu, x);
     const convsel_ensemble *e = &model->ensembles[model->params.mode == CONVSEL_MODEL_SINGLE ? 0 : j];
     double value = convsel_ensemble_predict(e, x);
-    double log_ms = value + convsel_target_offset(&model->params, problem, threads, cpu, model->utilisation[j]);
+    double log_ms = value + convsel_target_offset(&model->params, problem, threads, cpu, model->utilisation[j],
+                                                  model->overhead_ms[j]);
     if (model->n_calibrations)
         log_ms = convsel_calibration_apply(model, j, cpu, x, log_ms);
     return exp(log_ms);
@@ -459,7 +495,8 @@ static void predict_block(const convsel_model *m, const convsel_model_query *q, 
     }
     for (size_t r = 0; r < n; r++) {
         size_t j = q[r].primitive;
-        double log_ms = sum[r] + convsel_target_offset(&m->params, q[r].problem, q[r].threads, cpu[r], m->utilisation[j]);
+        double log_ms = sum[r] + convsel_target_offset(&m->params, q[r].problem, q[r].threads, cpu[r],
+                                                       m->utilisation[j], m->overhead_ms[j]);
         if (m->n_calibrations)
             log_ms = convsel_calibration_apply(m, j, cpu[r], x[r], log_ms);
         ms[r] = exp(log_ms);
@@ -622,8 +659,9 @@ static convsel_status model_lists(convsel_model *m, const convsel_table *t, cons
     }
     m->primitives = calloc(t->n_names ? t->n_names : 1, sizeof *m->primitives);
     m->utilisation = calloc(t->n_names ? t->n_names : 1, sizeof *m->utilisation);
+    m->overhead_ms = calloc(t->n_names ? t->n_names : 1, sizeof *m->overhead_ms);
     m->fingerprints = calloc(t->n_fingerprints ? t->n_fingerprints : 1, sizeof *m->fingerprints);
-    if (!m->primitives || !m->utilisation || !m->fingerprints) {
+    if (!m->primitives || !m->utilisation || !m->overhead_ms || !m->fingerprints) {
         free(seen_prim);
         free(seen_fp);
         return convsel_error(CONVSEL_OUT_OF_MEMORY, "out of memory");
@@ -649,8 +687,8 @@ static convsel_status model_lists(convsel_model *m, const convsel_table *t, cons
     return CONVSEL_OK;
 }
 
-/* Fits the refined roofline's utilisation of every primitive on its
- * training rows (validation rows excluded). */
+/* Fits the refined roofline (utilisation and overhead) of every primitive on
+ * its training rows (validation rows excluded). */
 static convsel_status fit_utilisation(convsel_model *m, const convsel_table *t, const train_rows *r)
 {
     const convsel_problem **problems = malloc((r->n ? r->n : 1) * sizeof *problems);
@@ -676,8 +714,8 @@ static convsel_status fit_utilisation(convsel_model *m, const convsel_table *t, 
             ms[k] = t->ms[row];
             k++;
         }
-        m->utilisation[j] = convsel_roofline_fit(problems, threads, cpus, ms, k, m->params.peak_gflops,
-                                                 m->params.bandwidth_gbs);
+        convsel_roofline_fit(problems, threads, cpus, ms, k, m->params.peak_gflops, m->params.bandwidth_gbs,
+                             &m->utilisation[j], &m->overhead_ms[j]);
     }
     free(problems);
     free(cpus);
@@ -784,7 +822,8 @@ convsel_status convsel_model_train_table(const convsel_table *t, const uint8_t *
         const convsel_fingerprint *cpu = &t->fingerprints[t->fingerprint[r.row[i]]];
         convsel_features_compute(&rec->problem, rec->threads, r.prim[i], cpu, r.x + i * CONVSEL_FEATURE_COUNT);
         r.y[i] = log(t->ms[r.row[i]]) -
-                 convsel_target_offset(params, &rec->problem, rec->threads, cpu, m->utilisation[r.prim[i]]);
+                 convsel_target_offset(params, &rec->problem, rec->threads, cpu, m->utilisation[r.prim[i]],
+                                       m->overhead_ms[r.prim[i]]);
     }
 
     m->n_ensembles = params->mode == CONVSEL_MODEL_SINGLE ? 1 : m->n_primitives;

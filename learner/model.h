@@ -25,6 +25,7 @@ struct convsel_model {
     size_t n_primitives;
     convsel_primitive_name_buf *primitives;
     double *utilisation;         /* per primitive: the refined roofline's u (1 when unused) */
+    double *overhead_ms;         /* per primitive: its per-call time c (0 when unused) */
     size_t n_ensembles;          /* n_primitives (PER_PRIMITIVE) or 1 (SINGLE) */
     convsel_ensemble *ensembles;
     double valid_rmse_log;       /* RMS log-space error on the early-stopping rows */
@@ -73,16 +74,20 @@ void convsel_calibrations_free(convsel_model *model);
 double convsel_roofline_ms(const convsel_problem *problem, int threads, const convsel_fingerprint *cpu,
                            double peak_gflops, double bandwidth_gbs, double utilisation);
 
-/* The u minimising the squared log error of convsel_roofline_ms over n
- * problems with measured ms (a deterministic grid and golden-section search). */
-double convsel_roofline_fit(const convsel_problem *const *problems, const int *threads,
-                            const convsel_fingerprint *const *cpus, const double *ms, size_t n, double peak_gflops,
-                            double bandwidth_gbs);
+/* The refined roofline of a primitive, c + convsel_roofline_ms(.., u): the
+ * u and per-call overhead c (ms, >= 0) minimising its squared log error over
+ * n problems with measured ms (grid and golden-section searches, alternated;
+ * deterministic). Tiny layers take microseconds whatever their FLOPs, which
+ * the roofline alone cannot say. */
+void convsel_roofline_fit(const convsel_problem *const *problems, const int *threads,
+                          const convsel_fingerprint *const *cpus, const double *ms, size_t n, double peak_gflops,
+                          double bandwidth_gbs, double *utilisation, double *overhead_ms);
 
 /* The value the trees learn for a time, and back. offset is what the target
- * subtracts from log(ms): 0, log FLOPs, or log of the refined roofline. */
+ * subtracts from log(ms): 0, log FLOPs, or log of the refined roofline
+ * c + convsel_roofline_ms(.., u). */
 double convsel_target_offset(const convsel_train_params *params, const convsel_problem *problem, int threads,
-                             const convsel_fingerprint *cpu, double utilisation);
+                             const convsel_fingerprint *cpu, double utilisation, double overhead_ms);
 
 /* "log", "log_per_flop", "roofline_residual". */
 const char *convsel_target_name(convsel_target target);

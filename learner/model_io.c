@@ -210,9 +210,10 @@ static int pack_model(msgpack_packer *pk, const convsel_model *m)
     if (KEY("primitives") || msgpack_pack_array(pk, m->n_primitives))
         return -1;
     for (size_t i = 0; i < m->n_primitives; i++)
-        if (msgpack_pack_map(pk, 2) || KEY("name") ||
+        if (msgpack_pack_map(pk, 3) || KEY("name") ||
             pack_field(pk, m->primitives[i], CONVSEL_PRIMITIVE_NAME_MAX) || KEY("utilisation") ||
-            msgpack_pack_double(pk, m->utilisation[i]))
+            msgpack_pack_double(pk, m->utilisation[i]) || KEY("overhead_ms") ||
+            msgpack_pack_double(pk, m->overhead_ms[i]))
             return -1;
     if (KEY("ensembles") || msgpack_pack_array(pk, m->n_ensembles))
         return -1;
@@ -880,7 +881,8 @@ static void parse_primitives(cursor *c, convsel_model *m)
         return;
     m->primitives = calloc(np ? np : 1, sizeof *m->primitives);
     m->utilisation = calloc(np ? np : 1, sizeof *m->utilisation);
-    if (!m->primitives || !m->utilisation) {
+    m->overhead_ms = calloc(np ? np : 1, sizeof *m->overhead_ms);
+    if (!m->primitives || !m->utilisation || !m->overhead_ms) {
         fail(c, CONVSEL_OUT_OF_MEMORY, "out of memory");
         return;
     }
@@ -895,6 +897,10 @@ static void parse_primitives(cursor *c, convsel_model *m)
             } else if (str_is(k, len, "utilisation")) {
                 m->utilisation[p] = read_finite(c, "utilisation");
                 got |= 2;
+            } else if (str_is(k, len, "overhead_ms")) {
+                m->overhead_ms[p] = read_finite(c, "overhead_ms");
+                if (c->status == CONVSEL_OK && m->overhead_ms[p] < 0)
+                    fail(c, CONVSEL_CORRUPT, "a negative overhead_ms");
             } else {
                 skip(c);
             }

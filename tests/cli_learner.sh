@@ -26,9 +26,11 @@ expect_rc() { # expected-rc description command...
 quick=(--params trees=80,learning_rate=0.15,max_depth=5)
 expect_rc 0 "train" "$CONVSEL" train "$tmp/data.msgpack" -o "$tmp/model.msgpack" "${quick[@]}" --seed 3 --every 20
 grep -q "train_rmse" "$tmp/out" || fail "train prints no validation curve"
-grep -q "^\[1/5\] direct_simd" "$tmp/out" || fail "train names no ensemble: $(head -3 "$tmp/out")"
+grep -q "^\[1/1\] all" "$tmp/out" || fail "train names no ensemble: $(head -3 "$tmp/out")"
 grep -Eq "^ +20 +[0-9.]+ +[0-9.]+" "$tmp/out" || fail "no curve row at tree 20"
 grep -q "wrote $tmp/model.msgpack" "$tmp/out" || fail "train does not report the file"
+expect_rc 0 "train per primitive" "$CONVSEL" train "$tmp/data.msgpack" -o "$tmp/pp.msgpack" --params trees=20,mode=per_primitive
+grep -q "^\[1/5\] direct_simd" "$tmp/out" || fail "train per primitive names no ensemble: $(head -3 "$tmp/out")"
 expect_rc 0 "train again" "$CONVSEL" train "$tmp/data.msgpack" -o "$tmp/model2.msgpack" "${quick[@]}" --seed 3 --quiet
 [ ! -s "$tmp/out" ] || fail "--quiet printed: $(cat "$tmp/out")"
 cmp -s "$tmp/model.msgpack" "$tmp/model2.msgpack" || fail "same data and seed, different model bytes"

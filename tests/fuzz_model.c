@@ -19,7 +19,9 @@
 
 #include "../learner/model.h"
 
+#ifdef CONVSEL_FUZZ_STANDALONE
 static int contract_broken;
+#endif
 
 static void broken(const char *what)
 {

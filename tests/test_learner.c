@@ -310,7 +310,8 @@ static void test_params(void)
 
 static void test_roofline_fit(void)
 {
-    /* Times exactly at a roofline with u = 0.4 give back u = 0.4. */
+    /* Times exactly at a refined roofline with u = 0.4 and an overhead of
+     * 3 µs give back both. */
     enum { N = 60 };
     convsel_problem problems[N];
     const convsel_problem *pp[N];
@@ -325,10 +326,18 @@ static void test_roofline_fit(void)
         pp[i] = &problems[i];
         cpus[i] = &fp;
         threads[i] = 1 + i % 2;
-        ms[i] = convsel_roofline_ms(&problems[i], threads[i], &fp, 148, 12, 0.4);
+        ms[i] = 0.003 + convsel_roofline_ms(&problems[i], threads[i], &fp, 148, 12, 0.4);
     }
-    double u = convsel_roofline_fit(pp, threads, cpus, ms, N, 148, 12);
+    double u, c;
+    convsel_roofline_fit(pp, threads, cpus, ms, N, 148, 12, &u, &c);
+    CHECK_NEAR(u, 0.4, 1e-3);
+    CHECK_NEAR(c, 0.003, 1e-5);
+    /* Without an overhead in the data, none is fitted. */
+    for (int i = 0; i < N; i++)
+        ms[i] = convsel_roofline_ms(&problems[i], threads[i], &fp, 148, 12, 0.4);
+    convsel_roofline_fit(pp, threads, cpus, ms, N, 148, 12, &u, &c);
     CHECK_NEAR(u, 0.4, 1e-4);
+    CHECK(c < 1e-6);
 }
 
 /* Three layers, primitives A, B, C, 0 trees: each primitive's prediction is
@@ -365,6 +374,7 @@ static void test_eval_by_hand(void)
     p.trees = 0;
     p.valid_fraction = 0;
     p.target = CONVSEL_TARGET_LOG;
+    p.mode = CONVSEL_MODEL_PER_PRIMITIVE;
     convsel_model *model;
     const convsel_dataset *sets[1] = {ds};
     CHECK_EQ(convsel_model_train(sets, 1, &p, NULL, NULL, &model), CONVSEL_OK);
