@@ -30,6 +30,9 @@ void convsel_isa_lock(void);
 /* Sets OpenMP's and OpenBLAS's thread counts for the next call. */
 void convsel_threads_set(int threads);
 
+/* 1 when a and b are the same convolution shape (names and repeats aside). */
+int convsel_problem_same_shape(const convsel_problem *a, const convsel_problem *b);
+
 /* Monotonic time in seconds. */
 double convsel_now(void);
 

@@ -361,3 +361,10 @@ int convsel_problem_format(const convsel_problem *p, char *buf, size_t size)
                     (long long)p->sh, (long long)p->sw, (long long)p->ph, (long long)p->pw, (long long)p->dh,
                     (long long)p->dw, name);
 }
+
+int convsel_problem_same_shape(const convsel_problem *a, const convsel_problem *b)
+{
+    return a->g == b->g && a->mb == b->mb && a->ic == b->ic && a->ih == b->ih && a->iw == b->iw && a->oc == b->oc &&
+           a->oh == b->oh && a->ow == b->ow && a->kh == b->kh && a->kw == b->kw && a->sh == b->sh && a->sw == b->sw &&
+           a->ph == b->ph && a->pw == b->pw && a->dh == b->dh && a->dw == b->dw;
+}

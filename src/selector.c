@@ -139,14 +139,6 @@ static double reorder_cost(const convsel_cost_source *costs, int64_t mb, int64_t
     return ms;
 }
 
-static int same_shape(const convsel_problem *a, const convsel_problem *b)
-{
-    convsel_problem x = *a, y = *b;
-    x.name[0] = y.name[0] = '\0';
-    x.repeat = y.repeat = 1;
-    return memcmp(&x, &y, sizeof x) == 0;
-}
-
 static int shapes_connect(const convsel_problem *prev, const convsel_problem *next)
 {
     return prev->mb == next->mb && prev->oc == next->ic && prev->oh == next->ih && prev->ow == next->iw;
@@ -202,7 +194,7 @@ static convsel_status gather(const convsel_network *network, const convsel_selec
         /* Real networks repeat shapes (ResNet's blocks): price each once. */
         size_t twin = l;
         for (size_t k = 0; k < l && twin == l; k++)
-            if (same_shape(lines[k].problem, p))
+            if (convsel_problem_same_shape(lines[k].problem, p))
                 twin = k;
         if (twin < l) {
             memcpy(lines[l].cands, lines[twin].cands, lines[twin].n * sizeof *lines[l].cands);

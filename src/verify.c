@@ -20,20 +20,12 @@ struct verified_costs {
     size_t n, cap;
 };
 
-static int same_shape(const convsel_problem *a, const convsel_problem *b)
-{
-    convsel_problem x = *a, y = *b;
-    x.name[0] = y.name[0] = '\0';
-    x.repeat = y.repeat = 1;
-    return memcmp(&x, &y, sizeof x) == 0;
-}
-
 static convsel_status verified_conv(void *ctx, const convsel_problem *problem, int threads, size_t primitive,
                                     double *ms)
 {
     const struct verified_costs *vc = ctx;
     for (size_t i = 0; i < vc->n; i++) {
-        if (vc->entries[i].primitive == primitive && same_shape(&vc->entries[i].shape, problem)) {
+        if (vc->entries[i].primitive == primitive && convsel_problem_same_shape(&vc->entries[i].shape, problem)) {
             *ms = vc->entries[i].ms;
             return CONVSEL_OK;
         }
@@ -114,7 +106,7 @@ convsel_status convsel_select_verified(const convsel_network *network, const con
         const convsel_problem *p = convsel_network_layer(network, l);
         int done = 0;
         for (size_t j = 0; j < l && !done; j++)
-            done = verified_line[j] && same_shape(convsel_network_layer(network, j), p);
+            done = verified_line[j] && convsel_problem_same_shape(convsel_network_layer(network, j), p);
         if (done) {
             verified_line[l] = 1;
             continue;
@@ -156,7 +148,7 @@ convsel_status convsel_select_verified(const convsel_network *network, const con
         (*plan)->verify_s = spent;
         for (size_t i = 0; i < (*plan)->n_layers; i++)
             for (size_t l = 0; l < n_lines; l++)
-                if (verified_line[l] && same_shape(convsel_network_layer(network, l), &(*plan)->layers[i].problem))
+                if (verified_line[l] && convsel_problem_same_shape(convsel_network_layer(network, l), &(*plan)->layers[i].problem))
                     (*plan)->layers[i].verified = 1;
     }
     free(vc.entries);
