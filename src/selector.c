@@ -160,6 +160,41 @@ static void transition(const convsel_cost_source *costs, const struct layer_choi
     }
 }
 
+/* best(i, c) of docs/selection.md for one boundary layout, into fwd (and the
+ * argmin predecessor into from, when not NULL). with_exit adds the last
+ * layer's exit reorder into the boundary layout. */
+static void forward_pass(const struct layer_choices *seq, size_t n, size_t max_c, const convsel_cost_source *costs,
+                         convsel_layout boundary, int threads, int with_exit, double *fwd, int *from)
+{
+    for (size_t i = 0; i < n; i++) {
+        const convsel_problem *q = seq[i].problem;
+        for (size_t c = 0; c < seq[i].n; c++) {
+            const struct candidate *b = &seq[i].cands[c];
+            double best = DBL_MAX;
+            int arg = -1;
+            if (i == 0) {
+                best = reorder_cost(costs, q->mb, q->ic, q->ih, q->iw, boundary, b->src, threads);
+            } else {
+                for (size_t a = 0; a < seq[i - 1].n; a++) {
+                    double exit_ms, entry_ms;
+                    transition(costs, &seq[i - 1], &seq[i - 1].cands[a], &seq[i], b, boundary, threads, &exit_ms,
+                               &entry_ms);
+                    double v = fwd[(i - 1) * max_c + a] + exit_ms + entry_ms;
+                    if (v < best) {
+                        best = v;
+                        arg = (int)a;
+                    }
+                }
+            }
+            if (with_exit && i + 1 == n)
+                best += reorder_cost(costs, q->mb, q->oc, q->oh, q->ow, b->dst, boundary, threads);
+            fwd[i * max_c + c] = best + b->conv_ms;
+            if (from)
+                from[i * max_c + c] = arg;
+        }
+    }
+}
+
 static void free_choices(struct layer_choices *layers, size_t n)
 {
     if (!layers)
@@ -287,12 +322,11 @@ convsel_status convsel_select(const convsel_network *network, const convsel_sele
     double *fwd = seq ? malloc(n * max_c * sizeof *fwd) : NULL;
     double *bwd = seq ? malloc(n * max_c * sizeof *bwd) : NULL;
     int *from = seq ? malloc(n * max_c * sizeof *from) : NULL;
-    int *choice = seq ? malloc(n * sizeof *choice) : NULL;
     int *best_choice = seq ? malloc(n * sizeof *best_choice) : NULL;
     convsel_plan *plan = calloc(1, sizeof *plan);
     if (plan)
         plan->layers = calloc(n, sizeof *plan->layers);
-    if (!seq || !fwd || !bwd || !from || !choice || !best_choice || !plan || !plan->layers) {
+    if (!seq || !fwd || !bwd || !from || !best_choice || !plan || !plan->layers) {
         st = convsel_error(CONVSEL_OUT_OF_MEMORY, "out of memory");
         goto done;
     }
@@ -301,32 +335,7 @@ convsel_status convsel_select(const convsel_network *network, const convsel_sele
     convsel_layout best_boundary = CONVSEL_LAYOUT_NCHW;
     for (int bl = 0; bl < CONVSEL_LAYOUT_COUNT; bl++) {
         convsel_layout boundary = (convsel_layout)bl;
-        for (size_t i = 0; i < n; i++) {
-            const convsel_problem *q = seq[i].problem;
-            for (size_t c = 0; c < seq[i].n; c++) {
-                const struct candidate *b = &seq[i].cands[c];
-                double best = DBL_MAX;
-                int arg = -1;
-                if (i == 0) {
-                    best = reorder_cost(costs, q->mb, q->ic, q->ih, q->iw, boundary, b->src, opts.threads);
-                } else {
-                    for (size_t a = 0; a < seq[i - 1].n; a++) {
-                        double exit_ms, entry_ms;
-                        transition(costs, &seq[i - 1], &seq[i - 1].cands[a], &seq[i], b, boundary, opts.threads,
-                                   &exit_ms, &entry_ms);
-                        double v = fwd[(i - 1) * max_c + a] + exit_ms + entry_ms;
-                        if (v < best) {
-                            best = v;
-                            arg = (int)a;
-                        }
-                    }
-                }
-                if (i + 1 == n)
-                    best += reorder_cost(costs, q->mb, q->oc, q->oh, q->ow, b->dst, boundary, opts.threads);
-                fwd[i * max_c + c] = best + b->conv_ms;
-                from[i * max_c + c] = arg;
-            }
-        }
+        forward_pass(seq, n, max_c, costs, boundary, opts.threads, 1, fwd, from);
         double total = DBL_MAX;
         int last = -1;
         for (size_t c = 0; c < seq[n - 1].n; c++) {
@@ -338,10 +347,9 @@ convsel_status convsel_select(const convsel_network *network, const convsel_sele
         if (total < best_total) {
             best_total = total;
             best_boundary = boundary;
-            choice[n - 1] = last;
+            best_choice[n - 1] = last;
             for (size_t i = n - 1; i > 0; i--)
-                choice[i - 1] = from[i * max_c + choice[i]];
-            memcpy(best_choice, choice, n * sizeof *choice);
+                best_choice[i - 1] = from[i * max_c + best_choice[i]];
         }
     }
 
@@ -367,27 +375,10 @@ convsel_status convsel_select(const convsel_network *network, const convsel_sele
             bwd[ii * max_c + c] = best;
         }
     }
-    /* Recompute the forward pass for the chosen boundary so fwd matches bwd. */
-    for (size_t i = 0; i < n; i++) {
-        const convsel_problem *q = seq[i].problem;
-        for (size_t c = 0; c < seq[i].n; c++) {
-            const struct candidate *b = &seq[i].cands[c];
-            double best = DBL_MAX;
-            if (i == 0) {
-                best = reorder_cost(costs, q->mb, q->ic, q->ih, q->iw, best_boundary, b->src, opts.threads);
-            } else {
-                for (size_t a = 0; a < seq[i - 1].n; a++) {
-                    double exit_ms, entry_ms;
-                    transition(costs, &seq[i - 1], &seq[i - 1].cands[a], &seq[i], b, best_boundary, opts.threads,
-                               &exit_ms, &entry_ms);
-                    double v = fwd[(i - 1) * max_c + a] + exit_ms + entry_ms;
-                    if (v < best)
-                        best = v;
-                }
-            }
-            fwd[i * max_c + c] = best + b->conv_ms;
-        }
-    }
+    /* The forward pass again for the chosen boundary, without the final exit
+     * reorder, which bwd already counts: fwd + bwd is the total through a
+     * candidate. */
+    forward_pass(seq, n, max_c, costs, best_boundary, opts.threads, 0, fwd, NULL);
 
     snprintf(plan->network, sizeof plan->network, "%s", convsel_network_name(network));
     plan->mb = seq[0].problem->mb;
@@ -447,7 +438,6 @@ done:
     free(fwd);
     free(bwd);
     free(from);
-    free(choice);
     free(best_choice);
     free(seq);
     free_choices(lines, n_lines);
