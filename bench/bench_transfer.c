@@ -295,13 +295,14 @@ static const char *const row_names[ROW_COUNT] = {
     "both on random K", "full target train"};
 
 struct cell {
-    double spearman, mape, top1, regret_mean, regret_p95, seconds;
+    double spearman, spearman_pooled, mape, top1, regret_mean, regret_p95, seconds;
     int n;
 };
 
 static void cell_add(struct cell *c, const convsel_metrics *m, double seconds)
 {
     c->spearman += m->spearman;
+    c->spearman_pooled += m->spearman_pooled;
     c->mape += m->mape;
     c->top1 += m->top1;
     c->regret_mean += m->regret_mean;
@@ -314,7 +315,7 @@ static struct cell cell_mean(const struct cell *c)
 {
     struct cell m = *c;
     double n = c->n ? c->n : 1;
-    m.spearman /= n, m.mape /= n, m.top1 /= n, m.regret_mean /= n, m.regret_p95 /= n, m.seconds /= n;
+    m.spearman /= n, m.spearman_pooled /= n, m.mape /= n, m.top1 /= n, m.regret_mean /= n, m.regret_p95 /= n, m.seconds /= n;
     return m;
 }
 
@@ -435,6 +436,7 @@ int main(int argc, char **argv)
             for (int f = 0; f < 2; f++) {
                 struct cell *c = &row[fixed_rows[f]];
                 c->spearman += fixed[f]->spearman, c->mape += fixed[f]->mape, c->top1 += fixed[f]->top1;
+                c->spearman_pooled += fixed[f]->spearman_pooled;
                 c->regret_mean += fixed[f]->regret_mean, c->regret_p95 += fixed[f]->regret_p95;
                 c->seconds += fixed[f]->seconds, c->n++;
             }
@@ -498,7 +500,7 @@ int main(int argc, char **argv)
         fprintf(stderr, "bench_transfer: cannot write %s.{md,csv}: %s\n", o.out_prefix, strerror(errno));
         return 1;
     }
-    fprintf(csv, "k,model,spearman,mape,top1,regret_mean,regret_p95,seconds\n");
+    fprintf(csv, "k,model,spearman,spearman_pooled,mape,top1,regret_mean,regret_p95,seconds\n");
     time_t now = time(NULL);
     char date[64];
     strftime(date, sizeof date, "%Y-%m-%d %H:%M UTC", gmtime(&now));
@@ -518,17 +520,21 @@ int main(int argc, char **argv)
                 "`convsel_calibrate_choose` (half by ranking uncertainty, half by coverage) unless marked random\n",
             o.repeats, (unsigned long long)o.seed, (unsigned long long)(o.seed + (uint64_t)o.repeats - 1));
     fprintf(md, "- metrics on the held-out configurations (convsel_metrics): Spearman and top-1 per "
-                "configuration, MAPE per record, regret = time of the predicted-fastest / fastest - 1\n\n");
+                "configuration (the ranking of a configuration's primitives; onednn_auto, a dispatcher to "
+                "the onednn_direct kernel, left out of it), Spearman pooled over all held-out records, MAPE "
+                "per record, regret = time of the predicted-fastest / fastest - 1\n\n");
     fprintf(md, "Targets: K=10 → Spearman ≥ 0.95 and top-1 ≥ 0.85; K=20 → regret_mean ≤ 3%%.\n\n");
     for (size_t i = 0; i < n_done; i++) {
         fprintf(md, "## K = %zu\n\n", done_ks[i]);
-        fprintf(md, "| model | Spearman | MAPE | top-1 | regret mean | regret p95 | fit s |\n");
-        fprintf(md, "|---|---|---|---|---|---|---|\n");
+        fprintf(md, "| model | Spearman per config | Spearman pooled | MAPE | top-1 | regret mean | regret p95 | "
+                    "fit s |\n");
+        fprintf(md, "|---|---|---|---|---|---|---|---|\n");
         for (int r = 0; r < ROW_COUNT; r++) {
             struct cell c = cell_mean(&done_cells[i][r]);
-            fprintf(md, "| %s | %.3f | %.1f%% | %.3f | %.2f%% | %.1f%% | %.2f |\n", row_names[r], c.spearman,
-                    100 * c.mape, c.top1, 100 * c.regret_mean, 100 * c.regret_p95, c.seconds);
-            fprintf(csv, "%zu,%s,%.4f,%.4f,%.4f,%.4f,%.4f,%.3f\n", done_ks[i], row_names[r], c.spearman, c.mape,
+            fprintf(md, "| %s | %.3f | %.3f | %.1f%% | %.3f | %.2f%% | %.1f%% | %.2f |\n", row_names[r],
+                    c.spearman, c.spearman_pooled, 100 * c.mape, c.top1, 100 * c.regret_mean, 100 * c.regret_p95, c.seconds);
+            fprintf(csv, "%zu,%s,%.4f,%.4f,%.4f,%.4f,%.4f,%.4f,%.3f\n", done_ks[i], row_names[r], c.spearman,
+                    c.spearman_pooled, c.mape,
                     c.top1, c.regret_mean, c.regret_p95, c.seconds);
         }
         fprintf(md, "\n");
@@ -538,7 +544,10 @@ int main(int argc, char **argv)
     for (size_t i = 0; i < n_done; i++) {
         struct cell c = cell_mean(&done_cells[i][ROW_BOTH]);
         if (done_ks[i] == 10) {
-            fprintf(md, "| 10 | Spearman ≥ 0.95 | %.3f | %s |\n", c.spearman, c.spearman >= 0.95 ? "yes" : "no");
+            fprintf(md, "| 10 | Spearman ≥ 0.95 (per configuration) | %.3f | %s |\n", c.spearman,
+                    c.spearman >= 0.95 ? "yes" : "no");
+            fprintf(md, "| 10 | Spearman ≥ 0.95 (pooled over records) | %.3f | %s |\n", c.spearman_pooled,
+                    c.spearman_pooled >= 0.95 ? "yes" : "no");
             fprintf(md, "| 10 | top-1 ≥ 0.85 | %.3f | %s |\n", c.top1, c.top1 >= 0.85 ? "yes" : "no");
         }
         if (done_ks[i] == 20)

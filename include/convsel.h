@@ -242,6 +242,9 @@ const char *convsel_primitive_layouts(size_t i);
 double convsel_primitive_expected_error(size_t i);
 /* 1 when the primitive is only for testing (the reference) and never selected. */
 int convsel_primitive_is_reference(size_t i);
+/* 1 when the primitive only dispatches to what another catalogue primitive
+ * runs (onednn_auto, the baseline): ranking metrics leave it out. */
+int convsel_primitive_is_dispatcher(size_t i);
 /* Index of a primitive by name. Returns OK or NOT_FOUND. */
 convsel_status convsel_primitive_find(const char *name, size_t *index);
 
@@ -845,7 +848,11 @@ const convsel_train_params *convsel_model_params(const convsel_model *model);
  *     fastest's, minus 1 (p95 by linear interpolation).
  */
 typedef struct convsel_metrics {
-    double mape, within10, spearman, top1, regret_mean, regret_p95;
+    /* spearman: the rank correlation of predicted and measured time among a
+     * configuration's primitives, averaged over configurations (what choosing
+     * needs); spearman_pooled: the same over every record at once (how well
+     * latencies are ordered across layers too). */
+    double mape, within10, spearman, top1, regret_mean, regret_p95, spearman_pooled;
     size_t n_records, n_layers;
 } convsel_metrics;
 

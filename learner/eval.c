@@ -85,7 +85,7 @@ static double spearman(const double *a, const double *b, size_t n, ranked *tmp, 
 }
 
 convsel_status convsel_metrics_compute(size_t n, const size_t *layer, const int32_t *primitive, const double *measured,
-                                       const double *pred, convsel_metrics *m)
+                                       const double *pred, const uint8_t *dispatcher, convsel_metrics *m)
 {
     memset(m, 0, sizeof *m);
     layer_row *rows = malloc((n ? n : 1) * sizeof *rows);
@@ -121,6 +121,20 @@ convsel_status convsel_metrics_compute(size_t n, const size_t *layer, const int3
     }
     m->mape = ape / (double)used;
     m->within10 = (double)within / (double)used;
+    double *pa = malloc(4 * used * sizeof *pa);
+    if (!pa) {
+        free(rows);
+        free(regret);
+        free(a);
+        free(tmp);
+        return convsel_error(CONVSEL_OUT_OF_MEMORY, "out of memory computing metrics");
+    }
+    for (size_t i = 0; i < used; i++) {
+        pa[i] = pred[rows[i].row];
+        pa[used + i] = measured[rows[i].row];
+    }
+    m->spearman_pooled = spearman(pa, pa + used, used, tmp, pa + 2 * used, pa + 3 * used);
+    free(pa);
 
     qsort(rows, used, sizeof *rows, cmp_layer_row);
     size_t n_layers = 0, top1 = 0;
@@ -129,10 +143,22 @@ convsel_status convsel_metrics_compute(size_t n, const size_t *layer, const int3
         size_t j = i;
         while (j < used && rows[j].layer == rows[i].layer)
             j++;
+        /* A dispatcher runs one of the other primitives' implementations:
+         * where at least two others are measured, ranking it too would score
+         * a coin toss between two names for one kernel. */
+        size_t others = 0;
+        int skip_dispatcher = 0;
+        if (dispatcher) {
+            for (size_t r = i; r < j; r++)
+                others += !dispatcher[rows[r].primitive] && (r == i || rows[r].primitive != rows[r - 1].primitive);
+            skip_dispatcher = others >= 2;
+        }
         /* One entry per primitive: the first record of a repeated one. */
         size_t k = 0;
         for (size_t r = i; r < j; r++) {
             if (r > i && rows[r].primitive == rows[r - 1].primitive)
+                continue;
+            if (skip_dispatcher && dispatcher[rows[r].primitive])
                 continue;
             a[k] = pred[rows[r].row];
             b[k] = measured[rows[r].row];
@@ -193,7 +219,7 @@ convsel_status convsel_model_eval(const convsel_model *model, const convsel_data
     }
     st = convsel_model_predict_table(model, &t, NULL, pred);
     if (st == CONVSEL_OK)
-        st = convsel_metrics_compute(t.n, t.layer, t.primitive, t.ms, pred, metrics);
+        st = convsel_metrics_compute(t.n, t.layer, t.primitive, t.ms, pred, t.dispatcher, metrics);
     free(pred);
     convsel_table_free(&t);
     return st;
@@ -301,7 +327,7 @@ convsel_status convsel_model_cv(const convsel_dataset *const *sets, size_t n, co
         }
     }
     if (st == CONVSEL_OK)
-        st = convsel_metrics_compute(t.n, t.layer, t.primitive, t.ms, pred, metrics);
+        st = convsel_metrics_compute(t.n, t.layer, t.primitive, t.ms, pred, t.dispatcher, metrics);
 done:
     free(pred);
     free(train);

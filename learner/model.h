@@ -106,6 +106,7 @@ typedef struct convsel_table {
     size_t n_layers;
     convsel_primitive_name_buf *names; /* sorted */
     size_t n_names;
+    uint8_t *dispatcher; /* per name: convsel_primitive_is_dispatcher */
     convsel_fingerprint *fingerprints;
     size_t n_fingerprints;
     char (*networks)[CONVSEL_NAME_MAX]; /* sorted */
@@ -127,9 +128,12 @@ convsel_status convsel_model_predict_table(const convsel_model *model, const con
                                            double *pred);
 
 /* The metrics of convsel_metrics over rows with a finite pred; layer and
- * primitive are ids (a primitive repeated within a layer counts once). */
+ * primitive are ids (a primitive repeated within a layer counts once).
+ * dispatcher (indexed by primitive id, may be NULL): primitives left out of a
+ * layer's ranking (Spearman, top-1, regret) when it has two others; MAPE and
+ * within10 still count them. */
 convsel_status convsel_metrics_compute(size_t n, const size_t *layer, const int32_t *primitive, const double *measured,
-                                       const double *pred, convsel_metrics *metrics);
+                                       const double *pred, const uint8_t *dispatcher, convsel_metrics *metrics);
 
 /* The time of a record under statistic. */
 double convsel_record_ms(const convsel_record *record, convsel_statistic statistic);

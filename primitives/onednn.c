@@ -366,7 +366,7 @@ convsel_status convsel_onednn_impl_info(const char *primitive, const convsel_pro
 }
 
 /* The function table wants one function per primitive; these bind a variant. */
-#define ONEDNN_PRIMITIVE(id, layouts_text, error)                                                            \
+#define ONEDNN_PRIMITIVE(id, layouts_text, error, dispatcher)                                                \
     static int id##_applicable(const convsel_problem *p, char *why, size_t why_size)                         \
     {                                                                                                        \
         return onednn_applicable(&variant_##id, p, why, why_size);                                           \
@@ -388,6 +388,7 @@ convsel_status convsel_onednn_impl_info(const char *primitive, const convsel_pro
         .layouts = layouts_text,                                                                             \
         .expected_error = error,                                                                             \
         .is_reference = 0,                                                                                   \
+        .is_dispatcher = dispatcher,                                                                         \
         .applicable = id##_applicable,                                                                       \
         .create = id##_create,                                                                               \
         .query_layouts = id##_query_layouts,                                                                 \
@@ -402,7 +403,7 @@ convsel_status convsel_onednn_impl_info(const char *primitive, const convsel_pro
  * bench/results/onednn_error.md): direct and auto 2.08e-6 (brgconv),
  * Winograd 3.15e-6 (jit_wino_4x3 on VGG's conv4_1), gemm 6.8e-7.
  */
-ONEDNN_PRIMITIVE(direct, "any (oneDNN picks)", 2.5e-6)
-ONEDNN_PRIMITIVE(winograd, "any (oneDNN picks)", 4e-6)
-ONEDNN_PRIMITIVE(gemm, "nchw", 1e-6)
-ONEDNN_PRIMITIVE(auto, "any (oneDNN picks)", 2.5e-6)
+ONEDNN_PRIMITIVE(direct, "any (oneDNN picks)", 2.5e-6, 0)
+ONEDNN_PRIMITIVE(winograd, "any (oneDNN picks)", 4e-6, 0)
+ONEDNN_PRIMITIVE(gemm, "nchw", 1e-6, 0)
+ONEDNN_PRIMITIVE(auto, "any (oneDNN picks)", 2.5e-6, 1)

@@ -30,6 +30,12 @@ struct convsel_primitive {
      * threshold derived from it and the selector's --max-error compares to it. */
     double expected_error;
     int is_reference;
+    /* 1 if the primitive only dispatches to the implementation another
+     * catalogue primitive runs (onednn_auto: oneDNN's own choice among its
+     * direct, gemm and Winograd kernels). It is still measured and selectable
+     * (it is the baseline), but ranking metrics score implementations, so a
+     * configuration's ranking leaves it out (learner/eval.c). */
+    int is_dispatcher;
     /* 1 if the primitive computes problem; else 0 and a reason in why. Must not
      * allocate or touch a backend beyond what the decision needs. */
     int (*applicable)(const convsel_problem *problem, char *why, size_t why_size);

@@ -49,6 +49,11 @@ int convsel_primitive_is_reference(size_t i)
     return primitive_at(i) ? primitive_at(i)->is_reference : 0;
 }
 
+int convsel_primitive_is_dispatcher(size_t i)
+{
+    return primitive_at(i) ? primitive_at(i)->is_dispatcher : 0;
+}
+
 convsel_status convsel_primitive_find(const char *name, size_t *index)
 {
     for (size_t i = 0; i < convsel_primitives_count; i++) {

@@ -401,15 +401,34 @@ static void test_eval_by_hand(void)
     size_t layer[4] = {0, 0, 1, 1};
     int32_t prim[4] = {0, 1, 0, 1};
     double meas[4] = {1, 1, 2, 4}, pred[4] = {2, 1, 3, 3};
-    CHECK_EQ(convsel_metrics_compute(4, layer, prim, meas, pred, &m), CONVSEL_OK);
+    CHECK_EQ(convsel_metrics_compute(4, layer, prim, meas, pred, NULL, &m), CONVSEL_OK);
     CHECK_NEAR(m.top1, 1.0, 0);
     CHECK_NEAR(m.regret_mean, 0.0, 0);
     CHECK_NEAR(m.spearman, 0.0, 0);
     /* Rows without a prediction are skipped. */
     pred[3] = NAN;
-    CHECK_EQ(convsel_metrics_compute(4, layer, prim, meas, pred, &m), CONVSEL_OK);
+    CHECK_EQ(convsel_metrics_compute(4, layer, prim, meas, pred, NULL, &m), CONVSEL_OK);
     CHECK_EQ(m.n_records, 3);
     CHECK_EQ(m.n_layers, 1);
+
+    /* A dispatcher (primitive 2 here) leaves a layer's ranking when two
+     * others are measured, and stays in it when only one other is. Layer 0:
+     * the model picks 2 (measured 1.0) over 0 (1.0) and 1 (3.0); without 2 it
+     * picks 0, the fastest either way; layer 1 has only 0 and 2. */
+    size_t dl[5] = {0, 0, 0, 1, 1};
+    int32_t dp[5] = {0, 1, 2, 0, 2};
+    double dm[5] = {1.0, 3.0, 1.0, 2.0, 1.0}, dpred[5] = {1.5, 2.0, 1.0, 1.0, 2.0};
+    uint8_t disp[3] = {0, 0, 1};
+    CHECK_EQ(convsel_metrics_compute(5, dl, dp, dm, dpred, disp, &m), CONVSEL_OK);
+    CHECK_EQ(m.n_records, 5);
+    CHECK_EQ(m.n_layers, 2);
+    CHECK_NEAR(m.top1, 0.5, 1e-12);       /* layer 0 right; layer 1 picks 0 (2.0) over 2 (1.0) */
+    CHECK_NEAR(m.regret_mean, 0.5, 1e-12); /* (0 + 1) / 2 */
+    CHECK_NEAR(m.spearman, 0.0, 1e-12);    /* layer 0: +1 over {0, 1}; layer 1: -1 */
+    disp[2] = 0; /* as a plain primitive: layer 0 has three entries */
+    CHECK_EQ(convsel_metrics_compute(5, dl, dp, dm, dpred, disp, &m), CONVSEL_OK);
+    CHECK_NEAR(m.top1, 0.5, 1e-12);
+    CHECK(m.spearman > -0.5 && m.spearman < 0.5);
 }
 
 static int quiet_progress(const convsel_train_progress *p, void *user)

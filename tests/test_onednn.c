@@ -100,6 +100,7 @@ static void test_problem(const convsel_problem *p, size_t reference, int threads
     convsel_instance_destroy(ref);
 
     printf("%-34s", p->name);
+    char impls[sizeof primitives / sizeof primitives[0]][128] = {{0}};
     for (size_t k = 0; k < sizeof primitives / sizeof primitives[0]; k++) {
         size_t i;
         char why[160], impl[128] = "-";
@@ -120,6 +121,7 @@ static void test_problem(const convsel_problem *p, size_t reference, int threads
             continue;
         }
         CHECK_EQ(convsel_onednn_impl_info(primitives[k], p, impl, sizeof impl), CONVSEL_OK);
+        snprintf(impls[k], sizeof impls[k], "%s", impl);
         /* With nchw tensors and oihw weights forced, oneDNN 2.6 has only its
          * gemm-based implementation left ("x64:gemm:jit"), not a JIT kernel. */
         if (strcmp(primitives[k], "onednn_gemm") == 0)
@@ -164,6 +166,18 @@ static void test_problem(const convsel_problem *p, size_t reference, int threads
         convsel_instance_destroy(inst);
     }
     printf("\n");
+    /* onednn_auto is a dispatcher (ranking metrics leave it out): what it
+     * runs is what onednn_direct or onednn_winograd runs. */
+    const char *auto_impl = NULL;
+    int same = 0;
+    for (size_t k = 0; k < sizeof primitives / sizeof primitives[0]; k++)
+        if (strcmp(primitives[k], "onednn_auto") == 0)
+            auto_impl = impls[k];
+    for (size_t k = 0; auto_impl && auto_impl[0] && k < sizeof primitives / sizeof primitives[0]; k++)
+        if (strcmp(primitives[k], "onednn_direct") == 0 || strcmp(primitives[k], "onednn_winograd") == 0)
+            same |= strcmp(impls[k], auto_impl) == 0;
+    CHECK_MSG(!auto_impl || !auto_impl[0] || same, "%s: onednn_auto runs '%s', which no other oneDNN primitive runs",
+              p->name, auto_impl ? auto_impl : "");
     convsel_free(x);
     convsel_free(w);
     convsel_free(y_ref);
@@ -180,6 +194,7 @@ int main(void)
         size_t i;
         CHECK_EQ(convsel_primitive_find(primitives[k], &i), CONVSEL_OK);
         CHECK_STR(convsel_primitive_family(i), "onednn");
+        CHECK_EQ(convsel_primitive_is_dispatcher(i), strcmp(primitives[k], "onednn_auto") == 0);
         CHECK(convsel_primitive_expected_error(i) > 0.0);
     }
     for (size_t j = 0; j < sizeof problems / sizeof problems[0]; j++) {

@@ -125,6 +125,7 @@ int cmd_eval(int argc, char **argv)
             json_number("mape", m.mape, 0);
             json_number("within10", m.within10, 0);
             json_number("spearman", m.spearman, 0);
+            json_number("spearman_pooled", m.spearman_pooled, 0);
             json_number("top1", m.top1, 0);
             json_number("regret_mean", m.regret_mean, 0);
             json_number("regret_p95", m.regret_p95, 0);
@@ -138,7 +139,8 @@ int cmd_eval(int argc, char **argv)
             printf("layers       %zu (with 2+ primitives)\n", m.n_layers);
             printf("MAPE         %.2f%%\n", 100 * m.mape);
             printf("within 10%%   %.1f%%\n", 100 * m.within10);
-            printf("Spearman     %.3f\n", m.spearman);
+            printf("Spearman     %.3f per configuration, %.3f pooled over records\n", m.spearman,
+                   m.spearman_pooled);
             printf("top-1        %.1f%%\n", 100 * m.top1);
             printf("regret       mean %.2f%%, p95 %.2f%%\n", 100 * m.regret_mean, 100 * m.regret_p95);
         }

@@ -1,0 +1,93 @@
+#!/usr/bin/env bash
+# convsel select, run and compare on a tiny network with the shipped model:
+# exit codes, what the plan, the table and the JSON contain, and the errors a
+# user meets (missing file, impossible layer, nothing left to choose, a plan
+# for another network or CPU). Timing-free: it checks what was printed and
+# written, not how fast anything ran. $1: the convsel binary.
+set -u
+convsel=${1:?usage: cli_selector.sh path/to/convsel}
+failed=0
+fail() { echo "FAIL: $*" >&2; failed=1; }
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+unset CONVSEL_ISA OPENBLAS_CORETYPE CONVSEL_MODEL
+
+expect_rc() { # expect_rc WANT ARGS...
+    local want=$1
+    shift
+    "$convsel" "$@" >"$tmp/out" 2>"$tmp/err"
+    local rc=$?
+    [ $rc -eq "$want" ] || fail "convsel $* exited $rc, want $want: $(cat "$tmp/err")"
+}
+
+# Layers that connect (a -> b -> c), one that does not (d), a repeat (e*2).
+cat >"$tmp/tiny.txt" <<'EOF'
+mb1ic8ih16oc16oh16kh3ph1n"tiny:a"
+mb1ic16ih16oc16oh8kh3sh2ph1n"tiny:b"
+mb1ic16ih8oc32oh8kh1ph0n"tiny:c"
+mb1ic24ih10oc8oh10kh3ph1n"tiny:d"
+g8mb1ic8ih10oc8oh10kh3ph1n"tiny:e*2"
+EOF
+
+# select: table, plan file, every layer named.
+expect_rc 0 select --net "$tmp/tiny.txt" --threads 1 -o "$tmp/plan.json"
+for layer in tiny:a tiny:b tiny:c tiny:d tiny:e; do
+    grep -q "$layer" "$tmp/out" || fail "select's table lacks $layer: $(cat "$tmp/out")"
+done
+[ -s "$tmp/plan.json" ] || fail "select -o wrote no plan"
+n=$(grep -o '"primitive"' "$tmp/plan.json" | wc -l)
+[ "$n" -eq 6 ] || fail "plan has $n layers' primitives, want 6 (e*2 expands to two layers)"
+python3 -c 'import json,sys; json.load(open(sys.argv[1]))' "$tmp/plan.json" 2>"$tmp/err" ||
+    fail "plan is not JSON: $(cat "$tmp/err")"
+
+# --exclude and --max-error change what may be chosen.
+expect_rc 0 select --net "$tmp/tiny.txt" --exclude winograd,direct_simd -o "$tmp/plan_ex.json" --quiet
+grep -Eq '"primitive": *"(winograd|direct_simd)' "$tmp/plan_ex.json" && fail "--exclude winograd,direct_simd ignored"
+expect_rc 0 select --net "$tmp/tiny.txt" --max-error 3e-6 -o "$tmp/plan_me.json" --quiet
+grep -Eq '"primitive": *"(winograd_|onednn_winograd)' "$tmp/plan_me.json" && fail "--max-error 3e-6 kept a Winograd primitive"
+
+# run: the plan end to end.
+expect_rc 0 run --net "$tmp/tiny.txt" --plan "$tmp/plan.json" --max-time 0.2 --json
+grep -q '"median_ms": [0-9]' "$tmp/out" || fail "run --json lacks median_ms: $(cat "$tmp/out")"
+
+# compare, with the verified plan too: every key the issue names.
+expect_rc 0 compare --net "$tmp/tiny.txt" --threads 1 --verify 2 --max-time 0.3 --profile-time 0.02 --json
+for key in plan_ms onednn_auto_ms single_best_ms single_best oracle_ms select_ms oracle_profile_s verified_ms \
+    verify_s verified_layers; do
+    grep -q "\"$key\": " "$tmp/out" || fail "compare --json lacks $key: $(cat "$tmp/out")"
+done
+python3 - "$tmp/out" <<'PY' || fail "compare --json values: $(cat "$tmp/out")"
+import json, sys
+r = json.load(open(sys.argv[1]))
+for k in ("plan_ms", "onednn_auto_ms", "single_best_ms", "oracle_ms", "verified_ms", "oracle_profile_s"):
+    assert r[k] > 0, k
+assert r["layers"] == 6, r["layers"]
+assert 0 <= r["verified_layers"] <= 6
+PY
+
+# Errors: each names what is wrong and exits non-zero.
+expect_rc 1 select --net "$tmp/missing.txt"
+grep -q "missing.txt" "$tmp/err" || fail "missing network file not named: $(cat "$tmp/err")"
+printf 'mb1ic8ih4oc8oh4kh7ph0n"bad:k7"\n' >"$tmp/bad.txt"
+expect_rc 1 select --net "$tmp/bad.txt"
+grep -q "bad.txt" "$tmp/err" || fail "impossible layer's file not named: $(cat "$tmp/err")"
+expect_rc 1 select --net "$tmp/tiny.txt" --exclude onednn,gemm,winograd,direct_simd,im2col_gemm,gemm_1x1
+grep -q "tiny:a" "$tmp/err" || fail "no primitive left: the layer is not named: $(cat "$tmp/err")"
+expect_rc 2 select --net "$tmp/tiny.txt" --exclude no_such_primitive
+expect_rc 1 select --net "$tmp/tiny.txt" --model "$tmp/missing.msgpack"
+printf 'not a model' >"$tmp/corrupt.msgpack"
+expect_rc 1 select --net "$tmp/tiny.txt" --model "$tmp/corrupt.msgpack"
+grep -q "corrupt.msgpack" "$tmp/err" || fail "corrupt model not named: $(cat "$tmp/err")"
+head -3 "$tmp/tiny.txt" >"$tmp/other.txt"
+expect_rc 1 run --net "$tmp/other.txt" --plan "$tmp/plan.json" --max-time 0.1
+printf '{"format": "convsel-plan", ' >"$tmp/torn.json"
+expect_rc 1 run --net "$tmp/tiny.txt" --plan "$tmp/torn.json" --max-time 0.1
+grep -q "torn.json" "$tmp/err" || fail "torn plan not named: $(cat "$tmp/err")"
+
+# A plan made on another CPU still runs, with a warning.
+sed 's/"model_name": *"[^"]*"/"model_name": "Some Other CPU"/' "$tmp/plan.json" >"$tmp/foreign.json"
+cmp -s "$tmp/plan.json" "$tmp/foreign.json" && fail "test setup: the plan has no model_name to change"
+expect_rc 0 run --net "$tmp/tiny.txt" --plan "$tmp/foreign.json" --max-time 0.1
+grep -qi "another CPU\|different CPU\|other CPU" "$tmp/err" || fail "foreign plan: no warning: $(cat "$tmp/err")"
+
+exit $failed
