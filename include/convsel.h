@@ -627,6 +627,17 @@ convsel_status convsel_primitive_layouts_for(size_t i, const convsel_problem *pr
                                              convsel_layout *src, convsel_layout *dst);
 
 /*
+ * The catalogue index of the primitive whose kernel primitive i runs on
+ * problem on this CPU and ISA cap: i itself, except where a library picks the
+ * kernel and picks another primitive's — onednn_direct and onednn_auto where
+ * oneDNN would run its im2col + sgemm code are onednn_gemm. The learned cost
+ * source prices such a candidate with that primitive's prediction
+ * (docs/selection.md). Cached with the layouts. Returns as
+ * convsel_primitive_layouts_for.
+ */
+convsel_status convsel_primitive_runs_as(size_t i, const convsel_problem *problem, int threads, size_t *runs_as);
+
+/*
  * Chooses a primitive for every layer of network ("*N" expanded into N
  * consecutive copies) by exact dynamic programming over (layer, primitive)
  * along the sequence, counting the reorders between consecutive layers and,
@@ -862,6 +873,12 @@ typedef struct convsel_metrics {
 convsel_status convsel_model_eval(const convsel_model *model, const convsel_dataset *const *sets, size_t n,
                                   convsel_metrics *metrics);
 
+/* As convsel_model_eval, but priced as the selector prices: records measured
+ * on this process's CPU and ISA cap are predicted as the primitive whose
+ * kernel they run (convsel_primitive_runs_as); others as convsel_model_eval. */
+convsel_status convsel_model_eval_as_selector(const convsel_model *model, const convsel_dataset *const *sets, size_t n,
+                                              convsel_metrics *metrics);
+
 /*
  * Cross-validation of params on the datasets. RANDOM: one 80/20 split by
  * layer, drawn with params->seed; metrics on the 20%. BY_NETWORK: leave one
@@ -885,6 +902,9 @@ typedef struct convsel_model_costs {
     const convsel_model *model;
     const convsel_reorder_model *reorders;
     convsel_fingerprint cpu;
+    /* 1: price every primitive by its own prediction; 0 (default): by the
+     * prediction of the primitive whose kernel it runs (convsel_primitive_runs_as). */
+    int ignore_runs_as;
 } convsel_model_costs;
 
 /* The cost source view of costs (valid while costs and its model live). */

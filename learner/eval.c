@@ -203,8 +203,53 @@ convsel_status convsel_metrics_compute(size_t n, const size_t *layer, const int3
     return CONVSEL_OK;
 }
 
+/* Re-prices, as model_costs.c does, the rows measured on this CPU whose
+ * primitive runs another primitive's kernel. */
+static void price_as_selector(const convsel_model *model, const convsel_table *t, double *pred)
+{
+    convsel_fingerprint here;
+    if (convsel_fingerprint_get(&here) != CONVSEL_OK)
+        return;
+    size_t *catalogue = malloc((t->n_names ? t->n_names : 1) * sizeof *catalogue);
+    if (!catalogue)
+        return;
+    for (size_t k = 0; k < t->n_names; k++) {
+        catalogue[k] = SIZE_MAX;
+        for (size_t c = 0; c < convsel_primitive_count(); c++)
+            if (strcmp(t->names[k], convsel_primitive_name(c)) == 0)
+                catalogue[k] = c;
+    }
+    for (size_t i = 0; i < t->n; i++) {
+        const convsel_fingerprint *fp = &t->fingerprints[t->fingerprint[i]];
+        size_t c = catalogue[t->primitive[i]], as;
+        if (!isfinite(pred[i]) || c == SIZE_MAX || !convsel_fingerprint_same_cpu(fp, &here))
+            continue;
+        const convsel_record *r = t->records[i];
+        double ms;
+        if (convsel_primitive_runs_as(c, &r->problem, r->threads, &as) == CONVSEL_OK && as != c &&
+            convsel_model_predict_ms(model, &r->problem, r->threads, as, fp, &ms) == CONVSEL_OK)
+            pred[i] = ms;
+    }
+    free(catalogue);
+}
+
+static convsel_status eval(const convsel_model *model, const convsel_dataset *const *sets, size_t n,
+                           int as_selector, convsel_metrics *metrics);
+
 convsel_status convsel_model_eval(const convsel_model *model, const convsel_dataset *const *sets, size_t n,
                                   convsel_metrics *metrics)
+{
+    return eval(model, sets, n, 0, metrics);
+}
+
+convsel_status convsel_model_eval_as_selector(const convsel_model *model, const convsel_dataset *const *sets, size_t n,
+                                              convsel_metrics *metrics)
+{
+    return eval(model, sets, n, 1, metrics);
+}
+
+static convsel_status eval(const convsel_model *model, const convsel_dataset *const *sets, size_t n,
+                           int as_selector, convsel_metrics *metrics)
 {
     if (!model || !metrics || (n && !sets))
         return convsel_error(CONVSEL_INVALID_ARGUMENT, "NULL argument");
@@ -218,6 +263,8 @@ convsel_status convsel_model_eval(const convsel_model *model, const convsel_data
         return convsel_error(CONVSEL_OUT_OF_MEMORY, "out of memory");
     }
     st = convsel_model_predict_table(model, &t, NULL, pred);
+    if (st == CONVSEL_OK && as_selector)
+        price_as_selector(model, &t, pred);
     if (st == CONVSEL_OK)
         st = convsel_metrics_compute(t.n, t.layer, t.primitive, t.ms, pred, t.dispatcher, metrics);
     free(pred);

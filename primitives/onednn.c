@@ -317,7 +317,7 @@ static convsel_status onednn_run(const struct convsel_impl *impl, const float *s
 /* The layouts create() would declare, from the primitive descriptor alone
  * (0.1-1 ms, no weights reorder, no scratchpad). */
 static convsel_status onednn_query_layouts(const struct onednn_variant *v, const convsel_problem *p, int threads,
-                                           convsel_layout *src, convsel_layout *dst)
+                                           convsel_layout *src, convsel_layout *dst, const char **runs_as)
 {
     dnnl_engine_t engine;
     convsel_status cst = convsel_onednn_get(&engine, NULL);
@@ -331,6 +331,15 @@ static convsel_status onednn_query_layouts(const struct onednn_variant *v, const
         return convsel_error(st == dnnl_unimplemented ? CONVSEL_NOT_APPLICABLE : CONVSEL_BACKEND_ERROR,
                              "%s: oneDNN cannot create the convolution (%s)", v->name,
                              convsel_onednn_status_str(st));
+    if (runs_as) {
+        /* oneDNN's only gemm-based forward convolution on x64 is the im2col +
+         * sgemm one ("x64:gemm:jit"), which is what onednn_gemm forces. */
+        const char *impl = NULL;
+        *runs_as = NULL;
+        if (v != &variant_gemm && dnnl_primitive_desc_query(pd, dnnl_query_impl_info_str, 0, &impl) == dnnl_success &&
+            impl && strstr(impl, "gemm"))
+            *runs_as = variant_gemm.name;
+    }
     dnnl_primitive_desc_destroy(pd);
     return CONVSEL_OK;
 }
@@ -380,7 +389,12 @@ convsel_status convsel_onednn_impl_info(const char *primitive, const convsel_pro
     static convsel_status id##_query_layouts(const convsel_problem *p, int threads, convsel_layout *src,    \
                                              convsel_layout *dst)                                            \
     {                                                                                                        \
-        return onednn_query_layouts(&variant_##id, p, threads, src, dst);                                    \
+        return onednn_query_layouts(&variant_##id, p, threads, src, dst, NULL);                              \
+    }                                                                                                        \
+    static convsel_status id##_query_kernel(const convsel_problem *p, int threads, convsel_layout *src,     \
+                                            convsel_layout *dst, const char **runs_as)                       \
+    {                                                                                                        \
+        return onednn_query_layouts(&variant_##id, p, threads, src, dst, runs_as);                           \
     }                                                                                                        \
     const struct convsel_primitive convsel_onednn_##id = {                                                   \
         .name = "onednn_" #id,                                                                               \
@@ -392,6 +406,7 @@ convsel_status convsel_onednn_impl_info(const char *primitive, const convsel_pro
         .applicable = id##_applicable,                                                                       \
         .create = id##_create,                                                                               \
         .query_layouts = id##_query_layouts,                                                                 \
+        .query_kernel = id##_query_kernel,                                                                   \
         .run = onednn_run,                                                                                   \
         .destroy = onednn_destroy,                                                                           \
     };

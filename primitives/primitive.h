@@ -48,6 +48,13 @@ struct convsel_primitive {
      * answers for the selector). NULL: the selector creates an instance. */
     convsel_status (*query_layouts)(const convsel_problem *problem, int threads, convsel_layout *src,
                                     convsel_layout *dst);
+    /* Optional, for primitives that let a library pick the kernel: the
+     * layouts, as query_layouts, and in *runs_as the name of the catalogue
+     * primitive whose kernel the library would run here, or NULL when it is
+     * this primitive's own (onednn_direct as oneDNN's im2col + sgemm code is
+     * onednn_gemm's kernel). */
+    convsel_status (*query_kernel)(const convsel_problem *problem, int threads, convsel_layout *src,
+                                   convsel_layout *dst, const char **runs_as);
     convsel_status (*run)(const struct convsel_impl *impl, const float *src, float *dst);
     void (*destroy)(struct convsel_impl *impl);
 };

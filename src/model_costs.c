@@ -4,7 +4,18 @@
 static convsel_status model_conv(void *ctx, const convsel_problem *problem, int threads, size_t primitive, double *ms)
 {
     const convsel_model_costs *mc = ctx;
-    return convsel_model_predict_ms(mc->model, problem, threads, primitive, &mc->cpu, ms);
+    /* A primitive whose library would run another primitive's kernel here
+     * costs what that kernel costs: the model learned each kernel's times from
+     * the CPU it was trained on, where the library may have chosen otherwise
+     * (oneDNN's AVX2 code falls back to im2col + sgemm on shapes its AVX-512
+     * code has a direct kernel for). The query shares the layouts' cache. */
+    size_t as = primitive;
+    if (convsel_primitive_runs_as(primitive, problem, threads, &as) != CONVSEL_OK || mc->ignore_runs_as)
+        as = primitive;
+    convsel_status st = convsel_model_predict_ms(mc->model, problem, threads, as, &mc->cpu, ms);
+    if (st == CONVSEL_NOT_FOUND && as != primitive) /* the model lacks the other one */
+        st = convsel_model_predict_ms(mc->model, problem, threads, primitive, &mc->cpu, ms);
+    return st;
 }
 
 static convsel_status model_reorder(void *ctx, int64_t mb, int64_t c, int64_t h, int64_t w, convsel_layout from,

@@ -20,6 +20,7 @@
 struct layout_entry {
     char key[320];
     convsel_layout src, dst;
+    size_t runs_as; /* convsel_primitive_runs_as */
     convsel_status status;
 };
 
@@ -45,7 +46,8 @@ static const struct layout_entry *layout_lookup(const char *key)
     return NULL;
 }
 
-static void layout_store(const char *key, convsel_layout src, convsel_layout dst, convsel_status status)
+static void layout_store(const char *key, convsel_layout src, convsel_layout dst, size_t runs_as,
+                         convsel_status status)
 {
     if (layout_count == layout_capacity) {
         size_t cap = layout_capacity ? 2 * layout_capacity : 64;
@@ -59,15 +61,16 @@ static void layout_store(const char *key, convsel_layout src, convsel_layout dst
     snprintf(e->key, sizeof e->key, "%s", key);
     e->src = src;
     e->dst = dst;
+    e->runs_as = runs_as;
     e->status = status;
 }
 
-convsel_status convsel_primitive_layouts_for(size_t i, const convsel_problem *problem, int threads,
-                                             convsel_layout *src, convsel_layout *dst)
+/* Layouts and kernel of primitive i on problem, from the cache or asked. */
+static convsel_status kernel_query(size_t i, const convsel_problem *problem, int threads, convsel_layout *src,
+                                   convsel_layout *dst, size_t *runs_as)
 {
     char key[320], why[256];
-    if (i >= convsel_primitives_count || !problem || !src || !dst)
-        return convsel_error(CONVSEL_INVALID_ARGUMENT, "bad arguments to convsel_primitive_layouts_for");
+    *runs_as = i;
     layout_key(i, problem, threads, key, sizeof key);
     pthread_mutex_lock(&layout_lock);
     const struct layout_entry *hit = layout_lookup(key);
@@ -75,6 +78,7 @@ convsel_status convsel_primitive_layouts_for(size_t i, const convsel_problem *pr
         convsel_status st = hit->status;
         *src = hit->src;
         *dst = hit->dst;
+        *runs_as = hit->runs_as;
         pthread_mutex_unlock(&layout_lock);
         return st == CONVSEL_OK ? st
                                 : convsel_error(st, "%s: not applicable to %s", convsel_primitives[i]->name,
@@ -86,6 +90,14 @@ convsel_status convsel_primitive_layouts_for(size_t i, const convsel_problem *pr
     convsel_status st;
     if (!convsel_primitive_applicable(i, problem, why, sizeof why)) {
         st = convsel_error(CONVSEL_NOT_APPLICABLE, "%s: %s", prim->name, why);
+    } else if (prim->query_kernel) {
+        const char *as = NULL;
+        convsel_isa_lock();
+        convsel_threads_set(threads);
+        st = prim->query_kernel(problem, threads, src, dst, &as);
+        for (size_t k = 0; st == CONVSEL_OK && as && k < convsel_primitives_count; k++)
+            if (strcmp(convsel_primitives[k]->name, as) == 0)
+                *runs_as = k;
     } else if (prim->query_layouts) {
         convsel_isa_lock();
         convsel_threads_set(threads);
@@ -107,10 +119,27 @@ convsel_status convsel_primitive_layouts_for(size_t i, const convsel_problem *pr
     if (st == CONVSEL_OK || st == CONVSEL_NOT_APPLICABLE) {
         pthread_mutex_lock(&layout_lock);
         layout_store(key, st == CONVSEL_OK ? *src : CONVSEL_LAYOUT_NCHW, st == CONVSEL_OK ? *dst : CONVSEL_LAYOUT_NCHW,
-                     st);
+                     *runs_as, st);
         pthread_mutex_unlock(&layout_lock);
     }
     return st;
+}
+
+convsel_status convsel_primitive_layouts_for(size_t i, const convsel_problem *problem, int threads,
+                                             convsel_layout *src, convsel_layout *dst)
+{
+    size_t as;
+    if (i >= convsel_primitives_count || !problem || !src || !dst)
+        return convsel_error(CONVSEL_INVALID_ARGUMENT, "bad arguments to convsel_primitive_layouts_for");
+    return kernel_query(i, problem, threads, src, dst, &as);
+}
+
+convsel_status convsel_primitive_runs_as(size_t i, const convsel_problem *problem, int threads, size_t *runs_as)
+{
+    convsel_layout src, dst;
+    if (i >= convsel_primitives_count || !problem || !runs_as)
+        return convsel_error(CONVSEL_INVALID_ARGUMENT, "bad arguments to convsel_primitive_runs_as");
+    return kernel_query(i, problem, threads, &src, &dst, runs_as);
 }
 
 /* ------------------------------------------------------------- selection */

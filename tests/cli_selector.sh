@@ -68,8 +68,8 @@ PY
 # Errors: each names what is wrong and exits non-zero.
 expect_rc 1 select --net "$tmp/missing.txt"
 grep -q "missing.txt" "$tmp/err" || fail "missing network file not named: $(cat "$tmp/err")"
-printf 'mb1ic8ih4oc8oh4kh7ph0n"bad:k7"\n' >"$tmp/bad.txt"
-expect_rc 1 select --net "$tmp/bad.txt"
+printf 'g3mb1ic8ih8oc8oh8kh3ph1n"bad:groups"\n' >"$tmp/bad.txt"
+expect_rc 2 select --net "$tmp/bad.txt" # an invalid descriptor is INVALID_ARGUMENT: exit 2
 grep -q "bad.txt" "$tmp/err" || fail "impossible layer's file not named: $(cat "$tmp/err")"
 expect_rc 1 select --net "$tmp/tiny.txt" --exclude onednn,gemm,winograd,direct_simd,im2col_gemm,gemm_1x1
 grep -q "tiny:a" "$tmp/err" || fail "no primitive left: the layer is not named: $(cat "$tmp/err")"

@@ -33,6 +33,8 @@ static const char *const problems[] = {
     "mb1ic32ih17iw17oc32oh17ow17kh1kw7ph0pw3n\"1x7\"",
     "mb1ic32ih17iw17oc32oh17ow17kh7kw1ph3pw0n\"7x1\"",
     "mb1ic16ih14iw14oc32oh14ow14kh5kw5ph2pw2n\"5x5\"",
+    /* Under an AVX2 cap oneDNN 2.6 runs this one with its gemm code. */
+    "g16mb1ic16ih1iw1oc16oh1ow1kh5kw5ph2pw2n\"depthwise 5x5 on 1x1\"",
     "mb1ic3ih64iw64oc16oh32ow32kh7kw7sh2sw2ph3pw3n\"7x7 s2 first layer\"",
     "mb1ic3ih63iw63oc16oh15ow15kh11kw11sh4sw4ph2pw2n\"11x11 s4\"",
     "mb1ic48ih10iw13oc20oh10ow13kh3kw3ph1pw1n\"non-square input\"",
@@ -82,6 +84,9 @@ static int padding_is_zero(const float *y, convsel_layout layout, const convsel_
     return 1;
 }
 
+/* How many times a oneDNN primitive other than onednn_gemm ran as it. */
+static int gemm_runs;
+
 static void test_problem(const convsel_problem *p, size_t reference, int threads)
 {
     size_t nsrc = convsel_problem_src_elems(p), nw = convsel_problem_weights_elems(p);
@@ -122,6 +127,14 @@ static void test_problem(const convsel_problem *p, size_t reference, int threads
         }
         CHECK_EQ(convsel_onednn_impl_info(primitives[k], p, impl, sizeof impl), CONVSEL_OK);
         snprintf(impls[k], sizeof impls[k], "%s", impl);
+        /* The selector prices a primitive by the kernel oneDNN would run:
+         * onednn_gemm's wherever the implementation is the gemm one. */
+        size_t as = SIZE_MAX, gemm_index;
+        CHECK_EQ(convsel_primitive_find("onednn_gemm", &gemm_index), CONVSEL_OK);
+        CHECK_EQ(convsel_primitive_runs_as(i, p, threads, &as), CONVSEL_OK);
+        gemm_runs += i != gemm_index && as == gemm_index;
+        CHECK_MSG(as == (strstr(impl, "gemm") ? gemm_index : i), "%s: %s runs '%s' but runs_as says %s", p->name,
+                  primitives[k], impl, as < convsel_primitive_count() ? convsel_primitive_name(as) : "?");
         /* With nchw tensors and oihw weights forced, oneDNN 2.6 has only its
          * gemm-based implementation left ("x64:gemm:jit"), not a JIT kernel. */
         if (strcmp(primitives[k], "onednn_gemm") == 0)
@@ -212,5 +225,8 @@ int main(void)
     CHECK_EQ(convsel_problem_parse(problems[6], &p), CONVSEL_OK);
     CHECK_EQ(convsel_problem_pad_bottom(&p), -1);
     CHECK_EQ(convsel_problem_pad_right(&p), -1);
+    /* The gemm branch of runs_as was exercised where oneDNN is known to take it. */
+    if (convsel_get_isa() == CONVSEL_ISA_AVX2)
+        CHECK_MSG(gemm_runs > 0, "under AVX2 no oneDNN primitive ran as onednn_gemm");
     return CHECK_DONE();
 }

@@ -21,7 +21,7 @@ static void usage(FILE *out)
 }
 
 typedef struct ranked_primitive {
-    size_t primitive;
+    size_t primitive, runs_as;
     double ms;
 } ranked_primitive;
 
@@ -102,8 +102,14 @@ int cmd_predict(int argc, char **argv)
         for (size_t i = 0; i < n_prims; i++) {
             if (convsel_primitive_is_reference(i) || !convsel_primitive_applicable(i, p, NULL, 0))
                 continue;
+            /* Priced as convsel select prices it: by the kernel it runs. */
             double ms;
-            st = convsel_model_predict_ms(model, p, (int)threads, i, &here, &ms);
+            size_t as = i;
+            if (convsel_primitive_runs_as(i, p, (int)threads, &as) != CONVSEL_OK)
+                as = i;
+            st = convsel_model_predict_ms(model, p, (int)threads, as, &here, &ms);
+            if (st == CONVSEL_NOT_FOUND && as != i)
+                st = convsel_model_predict_ms(model, p, (int)threads, as = i, &here, &ms);
             if (st == CONVSEL_NOT_FOUND) {
                 if (!warned[i])
                     fprintf(stderr, "convsel predict: warning: the model has no data for '%s'; skipped\n",
@@ -115,14 +121,16 @@ int cmd_predict(int argc, char **argv)
                 rc = cli_fail("predict", st);
                 break;
             }
-            ranked[n++] = (ranked_primitive){i, ms};
+            ranked[n++] = (ranked_primitive){i, as, ms};
         }
         qsort(ranked, n, sizeof *ranked, by_ms);
         if (n == 0 && rc == CLI_OK)
             printf("  (no applicable primitive the model knows)\n");
         for (size_t k = 0; k < n; k++)
-            printf("  %2zu  %-20s %10.4f ms  %6.2fx\n", k + 1, convsel_primitive_name(ranked[k].primitive),
-                   ranked[k].ms, ranked[k].ms / ranked[0].ms);
+            printf("  %2zu  %-20s %10.4f ms  %6.2fx%s%s\n", k + 1, convsel_primitive_name(ranked[k].primitive),
+                   ranked[k].ms, ranked[k].ms / ranked[0].ms,
+                   ranked[k].runs_as != ranked[k].primitive ? "  runs " : "",
+                   ranked[k].runs_as != ranked[k].primitive ? convsel_primitive_name(ranked[k].runs_as) : "");
     }
     free(ranked);
     free(warned);

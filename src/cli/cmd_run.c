@@ -92,7 +92,7 @@ int cmd_run(int argc, char **argv)
                 (long long)plan->mb);
         convsel_plan_destroy(plan);
         convsel_network_destroy(net);
-        return CLI_USAGE;
+        return CLI_FAIL;
     }
     convsel_fingerprint here;
     if (convsel_fingerprint_get(&here) == CONVSEL_OK && !convsel_fingerprint_same_cpu(&here, &plan->cpu))
