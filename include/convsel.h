@@ -609,6 +609,11 @@ typedef struct convsel_cost_source {
                                  convsel_layout to, int threads, double *ms);
     void *ctx;
     const char *id; /* recorded as the plan's model_id */
+    /* Optional: conv_ms of n queries at once (a model reads each tree once
+     * per batch instead of once per query), status[k] as conv_ms would
+     * return for query k; a non-OK return makes the selector ask one by one. */
+    convsel_status (*conv_ms_batch)(void *ctx, size_t n, const convsel_problem *const *problems, int threads,
+                                    const size_t *primitives, double *ms, convsel_status *status);
 } convsel_cost_source;
 
 typedef struct convsel_select_options {

@@ -1,4 +1,6 @@
 /* The learned model as a cost source for the selector. */
+#include <stdlib.h>
+
 #include "internal.h"
 
 static convsel_status model_conv(void *ctx, const convsel_problem *problem, int threads, size_t primitive, double *ms)
@@ -27,8 +29,46 @@ static convsel_status model_reorder(void *ctx, int64_t mb, int64_t c, int64_t h,
     return CONVSEL_OK;
 }
 
+/* model_conv for many queries, through the model's batch prediction. */
+static convsel_status model_conv_batch(void *ctx, size_t n, const convsel_problem *const *problems, int threads,
+                                       const size_t *primitives, double *ms, convsel_status *status)
+{
+    const convsel_model_costs *mc = ctx;
+    convsel_model_query *queries = malloc((n ? n : 1) * sizeof *queries);
+    size_t *slot = malloc((n ? n : 1) * sizeof *slot);
+    double *out = malloc((n ? n : 1) * sizeof *out);
+    if (!queries || !slot || !out) {
+        free(queries);
+        free(slot);
+        free(out);
+        return convsel_error(CONVSEL_OUT_OF_MEMORY, "out of memory");
+    }
+    size_t m = 0;
+    for (size_t k = 0; k < n; k++) {
+        size_t as = primitives[k], j;
+        if (mc->ignore_runs_as || convsel_primitive_runs_as(primitives[k], problems[k], threads, &as) != CONVSEL_OK)
+            as = primitives[k];
+        convsel_status st = convsel_model_primitive_find(mc->model, convsel_primitive_name(as), &j);
+        if (st == CONVSEL_NOT_FOUND && as != primitives[k])
+            st = convsel_model_primitive_find(mc->model, convsel_primitive_name(primitives[k]), &j);
+        status[k] = st;
+        if (st != CONVSEL_OK)
+            continue;
+        queries[m] = (convsel_model_query){problems[k], threads, j, &mc->cpu};
+        slot[m++] = k;
+    }
+    convsel_status st = m ? convsel_model_predict_batch(mc->model, queries, m, out) : CONVSEL_OK;
+    for (size_t i = 0; st == CONVSEL_OK && i < m; i++)
+        ms[slot[i]] = out[i];
+    free(queries);
+    free(slot);
+    free(out);
+    return st;
+}
+
 convsel_cost_source convsel_model_costs_source(convsel_model_costs *costs)
 {
-    convsel_cost_source source = {model_conv, model_reorder, costs, convsel_model_id(costs->model)};
+    convsel_cost_source source = {model_conv, model_reorder, costs, convsel_model_id(costs->model),
+                                  model_conv_batch};
     return source;
 }

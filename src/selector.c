@@ -27,6 +27,16 @@ struct layout_entry {
 static pthread_mutex_t layout_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct layout_entry *layout_cache;
 static size_t layout_count, layout_capacity;
+/* Open addressing over layout_cache: slot -> entry index + 1 (0: empty). */
+static size_t *layout_slots, layout_n_slots;
+
+static uint64_t key_hash(const char *key)
+{
+    uint64_t h = 1469598103934665603ull; /* FNV-1a */
+    for (; *key; key++)
+        h = (h ^ (unsigned char)*key) * 1099511628211ull;
+    return h;
+}
 
 static void layout_key(size_t i, const convsel_problem *problem, int threads, char *key, size_t size)
 {
@@ -40,10 +50,35 @@ static void layout_key(size_t i, const convsel_problem *problem, int threads, ch
 
 static const struct layout_entry *layout_lookup(const char *key)
 {
-    for (size_t k = 0; k < layout_count; k++)
-        if (strcmp(layout_cache[k].key, key) == 0)
-            return &layout_cache[k];
-    return NULL;
+    if (!layout_n_slots)
+        return NULL;
+    for (size_t s = key_hash(key) & (layout_n_slots - 1);; s = (s + 1) & (layout_n_slots - 1)) {
+        if (!layout_slots[s])
+            return NULL;
+        if (strcmp(layout_cache[layout_slots[s] - 1].key, key) == 0)
+            return &layout_cache[layout_slots[s] - 1];
+    }
+}
+
+/* Rebuilds the slots for twice the entries' capacity (a power of two). */
+static int layout_rehash(size_t capacity)
+{
+    size_t n = 1;
+    while (n < 2 * capacity)
+        n <<= 1;
+    size_t *slots = calloc(n, sizeof *slots);
+    if (!slots)
+        return 0;
+    for (size_t k = 0; k < layout_count; k++) {
+        size_t s = key_hash(layout_cache[k].key) & (n - 1);
+        while (slots[s])
+            s = (s + 1) & (n - 1);
+        slots[s] = k + 1;
+    }
+    free(layout_slots);
+    layout_slots = slots;
+    layout_n_slots = n;
+    return 1;
 }
 
 static void layout_store(const char *key, convsel_layout src, convsel_layout dst, size_t runs_as,
@@ -55,10 +90,16 @@ static void layout_store(const char *key, convsel_layout src, convsel_layout dst
         if (!grown)
             return; /* a cache miss next time, nothing worse */
         layout_cache = grown;
+        if (!layout_rehash(cap))
+            return;
         layout_capacity = cap;
     }
     struct layout_entry *e = &layout_cache[layout_count++];
     snprintf(e->key, sizeof e->key, "%s", key);
+    size_t s = key_hash(key) & (layout_n_slots - 1);
+    while (layout_slots[s])
+        s = (s + 1) & (layout_n_slots - 1);
+    layout_slots[s] = layout_count;
     e->src = src;
     e->dst = dst;
     e->runs_as = runs_as;
@@ -139,6 +180,10 @@ convsel_status convsel_primitive_runs_as(size_t i, const convsel_problem *proble
     convsel_layout src, dst;
     if (i >= convsel_primitives_count || !problem || !runs_as)
         return convsel_error(CONVSEL_INVALID_ARGUMENT, "bad arguments to convsel_primitive_runs_as");
+    if (!convsel_primitives[i]->query_kernel) { /* its kernel is its own */
+        *runs_as = i;
+        return CONVSEL_OK;
+    }
     return kernel_query(i, problem, threads, &src, &dst, runs_as);
 }
 
@@ -235,6 +280,69 @@ static void free_choices(struct layer_choices *layers, size_t n)
 
 /* Collects every allowed, applicable primitive's candidate for each distinct
  * network line; expanded copies share their line's candidates. */
+/* Whether primitive i may be chosen for p (before asking any cost); when it
+ * is not applicable, why says so. */
+static int allowed(size_t i, const convsel_problem *p, const convsel_select_options *opts, char *why, size_t size)
+{
+    if (why && size)
+        why[0] = '\0';
+    if (convsel_primitive_is_reference(i) || (opts->excluded && opts->excluded[i]))
+        return 0;
+    if (opts->max_error > 0.0 && convsel_primitive_expected_error(i) > opts->max_error)
+        return 0;
+    return convsel_primitive_applicable(i, p, why, size);
+}
+
+/* The first earlier line with the same shape, or l itself. */
+static size_t twin_of(const convsel_network *network, size_t l)
+{
+    const convsel_problem *p = convsel_network_layer(network, l);
+    for (size_t k = 0; k < l; k++)
+        if (convsel_problem_same_shape(convsel_network_layer(network, k), p))
+            return k;
+    return l;
+}
+
+/* With a batching cost source: every (distinct layer, allowed primitive)
+ * priced in one call, into ms and status ([line * n_prims + primitive]; done
+ * marks what was priced). Returns 0 when the source cannot batch or failed,
+ * and gather asks one by one. */
+static int prefetch(const convsel_network *network, const convsel_select_options *opts,
+                    const convsel_cost_source *costs, double *ms, convsel_status *status, unsigned char *done)
+{
+    size_t n_lines = convsel_network_size(network), n_prims = convsel_primitive_count(), n = 0;
+    if (!costs->conv_ms_batch)
+        return 0;
+    const convsel_problem **problems = malloc((n_lines * n_prims + 1) * sizeof *problems);
+    size_t *prims = malloc((n_lines * n_prims + 1) * sizeof *prims), *slot = malloc((n_lines * n_prims + 1) * sizeof *slot);
+    double *out = malloc((n_lines * n_prims + 1) * sizeof *out);
+    convsel_status *sts = malloc((n_lines * n_prims + 1) * sizeof *sts);
+    int ok = problems && prims && slot && out && sts;
+    for (size_t l = 0; ok && l < n_lines; l++) {
+        const convsel_problem *p = convsel_network_layer(network, l);
+        if (twin_of(network, l) != l)
+            continue;
+        for (size_t i = 0; i < n_prims; i++)
+            if (allowed(i, p, opts, NULL, 0)) {
+                problems[n] = p;
+                prims[n] = i;
+                slot[n++] = l * n_prims + i;
+            }
+    }
+    ok = ok && costs->conv_ms_batch(costs->ctx, n, problems, opts->threads, prims, out, sts) == CONVSEL_OK;
+    for (size_t k = 0; ok && k < n; k++) {
+        ms[slot[k]] = out[k];
+        status[slot[k]] = sts[k];
+        done[slot[k]] = 1;
+    }
+    free(problems);
+    free(prims);
+    free(slot);
+    free(out);
+    free(sts);
+    return ok;
+}
+
 static convsel_status gather(const convsel_network *network, const convsel_select_options *opts,
                              const convsel_cost_source *costs, struct layer_choices **lines_out)
 {
@@ -247,6 +355,11 @@ static convsel_status gather(const convsel_network *network, const convsel_selec
         return convsel_error(CONVSEL_OUT_OF_MEMORY, "out of memory");
     }
     convsel_status st = CONVSEL_OK;
+    double *pre_ms = malloc((n_lines * n_prims + 1) * sizeof *pre_ms);
+    convsel_status *pre_st = malloc((n_lines * n_prims + 1) * sizeof *pre_st);
+    unsigned char *pre_done = calloc(n_lines * n_prims + 1, 1);
+    if (pre_ms && pre_st && pre_done)
+        prefetch(network, opts, costs, pre_ms, pre_st, pre_done);
     for (size_t l = 0; l < n_lines && st == CONVSEL_OK; l++) {
         const convsel_problem *p = convsel_network_layer(network, l);
         lines[l].problem = p;
@@ -256,10 +369,7 @@ static convsel_status gather(const convsel_network *network, const convsel_selec
             break;
         }
         /* Real networks repeat shapes (ResNet's blocks): price each once. */
-        size_t twin = l;
-        for (size_t k = 0; k < l && twin == l; k++)
-            if (convsel_problem_same_shape(lines[k].problem, p))
-                twin = k;
+        size_t twin = twin_of(network, l);
         if (twin < l) {
             memcpy(lines[l].cands, lines[twin].cands, lines[twin].n * sizeof *lines[l].cands);
             lines[l].n = lines[twin].n;
@@ -268,18 +378,18 @@ static convsel_status gather(const convsel_network *network, const convsel_selec
         char reasons[1024] = "";
         for (size_t i = 0; i < n_prims; i++) {
             char why[256];
-            if (convsel_primitive_is_reference(i) || (opts->excluded && opts->excluded[i]))
-                continue;
-            if (opts->max_error > 0.0 && convsel_primitive_expected_error(i) > opts->max_error)
-                continue;
-            if (!convsel_primitive_applicable(i, p, why, sizeof why)) {
+            if (!allowed(i, p, opts, why, sizeof why)) {
+                if (!why[0])
+                    continue; /* excluded, not inapplicable */
                 size_t len = strlen(reasons);
                 snprintf(reasons + len, sizeof reasons - len, "%s%s: %s", len ? "; " : "", convsel_primitive_name(i),
                          why);
                 continue;
             }
-            double ms;
-            convsel_status cs = costs->conv_ms(costs->ctx, p, opts->threads, i, &ms);
+            double ms = 0.0;
+            size_t at = l * n_prims + i;
+            convsel_status cs = pre_done && pre_done[at] ? (ms = pre_ms[at], pre_st[at])
+                                                         : costs->conv_ms(costs->ctx, p, opts->threads, i, &ms);
             if (cs == CONVSEL_NOT_FOUND) {
                 if (opts->verbose && !warned[i])
                     fprintf(stderr, "convsel: warning: %s has no costs for %s; skipping it\n",
@@ -310,6 +420,9 @@ static convsel_status gather(const convsel_network *network, const convsel_selec
                                p->name[0] ? p->name : "unnamed", reasons[0] ? ": " : "", reasons);
     }
     free(warned);
+    free(pre_ms);
+    free(pre_st);
+    free(pre_done);
     if (st != CONVSEL_OK) {
         free_choices(lines, n_lines);
         return st;

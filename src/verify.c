@@ -140,7 +140,7 @@ convsel_status convsel_select_verified(const convsel_network *network, const con
     }
     double spent = convsel_now() - t0;
     if (st == CONVSEL_OK) {
-        convsel_cost_source wrapped = {verified_conv, verified_reorder, &vc, costs->id};
+        convsel_cost_source wrapped = {verified_conv, verified_reorder, &vc, costs->id, NULL};
         st = convsel_select(network, &opts, &wrapped, plan);
     }
     if (st == CONVSEL_OK) {

@@ -149,7 +149,7 @@ static void test_dp_against_brute_force(void)
             if (!net)
                 continue;
             struct synthetic syn = {seed * 1000 + t};
-            convsel_cost_source src = {syn_conv, syn_reorder, &syn, "synthetic"};
+            convsel_cost_source src = {syn_conv, syn_reorder, &syn, "synthetic", NULL};
             convsel_select_options o = {1, 0.0, NULL, 0};
             convsel_plan *plan = NULL;
             convsel_status st = convsel_select(net, &o, &src, &plan);
@@ -205,7 +205,7 @@ static void test_exclusions_and_errors(void)
     if (!net)
         return;
     struct synthetic syn = {42};
-    convsel_cost_source src = {syn_conv, syn_reorder, &syn, "synthetic"};
+    convsel_cost_source src = {syn_conv, syn_reorder, &syn, "synthetic", NULL};
     size_t np = convsel_primitive_count();
     unsigned char *excluded = calloc(np, 1);
     size_t keep = np;
@@ -312,10 +312,72 @@ static void test_layout_queries(void)
     }
 }
 
+/* The batch path: syn_conv per query, except that a primitive the source
+ * "lacks" gets NOT_FOUND; fail_batch makes the whole call fail. */
+static size_t lacking = SIZE_MAX;
+static int fail_batch;
+
+static convsel_status syn_conv_lacking(void *ctx, const convsel_problem *p, int threads, size_t prim, double *ms)
+{
+    if (prim == lacking)
+        return CONVSEL_NOT_FOUND;
+    return syn_conv(ctx, p, threads, prim, ms);
+}
+
+static convsel_status syn_conv_batch(void *ctx, size_t n, const convsel_problem *const *problems, int threads,
+                                     const size_t *prims, double *ms, convsel_status *status)
+{
+    if (fail_batch)
+        return CONVSEL_BACKEND_ERROR;
+    for (size_t k = 0; k < n; k++)
+        status[k] = syn_conv_lacking(ctx, problems[k], threads, prims[k], &ms[k]);
+    return CONVSEL_OK;
+}
+
+/* A batching cost source gives the very plan the one-by-one source gives,
+ * also when it lacks a primitive and when the batch call fails. */
+static void test_batch_same_plan(void)
+{
+    const char *text = "mb1ic8ih10oc16oh10kh3ph1n\"a\"\nmb1ic16ih10oc16oh10kh1ph0n\"b*3\"\n"
+                       "mb1ic16ih10oc8oh10kh3ph1n\"c\"\nmb1ic8ih10oc16oh10kh3ph1n\"a again\"\n";
+    size_t direct;
+    CHECK_EQ(convsel_primitive_find("direct_simd", &direct), CONVSEL_OK);
+    for (int variant = 0; variant < 3; variant++) {
+        lacking = variant == 1 ? direct : SIZE_MAX;
+        fail_batch = variant == 2;
+        convsel_network *net = write_network(text);
+        CHECK(net != NULL);
+        if (!net)
+            continue;
+        struct synthetic syn = {77};
+        convsel_cost_source one = {syn_conv_lacking, syn_reorder, &syn, "synthetic", NULL};
+        convsel_cost_source many = {syn_conv_lacking, syn_reorder, &syn, "synthetic", syn_conv_batch};
+        convsel_select_options o = {1, 0.0, NULL, 0};
+        convsel_plan *a = NULL, *b = NULL;
+        CHECK_EQ(convsel_select(net, &o, &one, &a), CONVSEL_OK);
+        CHECK_EQ(convsel_select(net, &o, &many, &b), CONVSEL_OK);
+        if (a && b) {
+            CHECK_EQ(a->n_layers, b->n_layers);
+            CHECK(a->total_ms == b->total_ms);
+            for (size_t i = 0; i < a->n_layers && i < b->n_layers; i++) {
+                CHECK_STR(a->layers[i].primitive, b->layers[i].primitive);
+                if (variant == 1)
+                    CHECK(strcmp(a->layers[i].primitive, "direct_simd") != 0);
+            }
+        }
+        convsel_plan_destroy(a);
+        convsel_plan_destroy(b);
+        convsel_network_destroy(net);
+    }
+    lacking = SIZE_MAX;
+    fail_batch = 0;
+}
+
 int main(void)
 {
     test_layout_queries();
     test_dp_against_brute_force();
     test_exclusions_and_errors();
+    test_batch_same_plan();
     return CHECK_DONE();
 }
