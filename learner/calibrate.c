@@ -43,7 +43,7 @@ convsel_status convsel_calibrate_method_parse(const char *text, convsel_calibrat
 void convsel_calibrate_params_default(convsel_calibrate_params *p)
 {
     memset(p, 0, sizeof *p);
-    p->method = CONVSEL_CALIBRATE_BOTH;
+    p->method = CONVSEL_CALIBRATE_LINEAR; /* the best on the real targets: docs/transfer.md */
     p->pooled_prior = 1.0;
     p->offset_prior = 1.0;
     p->slope_prior = 30.0;

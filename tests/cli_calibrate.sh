@@ -46,7 +46,7 @@ EOF
 "$convsel" --isa avx2 calibrate --model "$tmp/source_model.msgpack" --samples 3 --threads 1 --pool "$tmp/tiny.txt" \
     --sampled 0 --max-time-s 0.02 --data "$tmp/samples.msgpack" --json -o "$tmp/cal.msgpack" \
     >"$tmp/out" 2>"$tmp/err" || fail "calibrate exited $?: $(cat "$tmp/err")"
-for key in '"samples": 3' '"method": "both"' '"seconds": ' '"source_model": "' '"model": "' '"isa": "avx2"'; do
+for key in '"samples": 3' '"method": "linear"' '"seconds": ' '"source_model": "' '"model": "' '"isa": "avx2"'; do
     grep -q "$key" "$tmp/out" || fail "calibrate --json lacks '$key': $(cat "$tmp/out")"
 done
 [ -s "$tmp/cal.msgpack" ] || fail "no calibrated model written"

@@ -32,7 +32,7 @@ static void usage(FILE *out)
             "                     default there: all of them)\n"
             "  --threads LIST     thread counts of the candidates, e.g. 1,2 (default 1,2)\n"
             "  --seed S           seed of the choice and of the residual trees (default 1)\n"
-            "  --method M         linear, trees or both (default both)\n"
+            "  --method M         linear, trees or both (default linear)\n"
             "  --pool P           network file or directory of *.txt whose layers are candidates\n"
             "                     (repeatable; default: ./networks, else networks/ next to the\n"
             "                     executable's directory)\n"
