@@ -535,8 +535,11 @@ int main(int argc, char **argv)
                 len += snprintf(source + len, sizeof source - (size_t)len, " %s", files[i]);
         }
     }
+    /* Learn and score the statistic the model learns by default. */
+    convsel_train_params defaults;
+    convsel_train_params_default(&defaults);
     convsel_table t;
-    if (convsel_table_build((const convsel_dataset *const *)sets, n_sets, CONVSEL_STAT_MEDIAN, &t) != CONVSEL_OK) {
+    if (convsel_table_build((const convsel_dataset *const *)sets, n_sets, defaults.statistic, &t) != CONVSEL_OK) {
         fprintf(stderr, "bench_learner: %s\n", convsel_last_error());
         return 1;
     }
@@ -578,8 +581,9 @@ int main(int argc, char **argv)
         return 1;
     }
     fprintf(md, "# Latency model vs baselines\n\nData: %s. %zu conv records, %zu layers (configurations), "
-                "%zu primitives, %zu networks.\n\n",
-            source, t.n, t.n_layers, t.n_names, t.n_networks);
+                "%zu primitives, %zu networks; each record's %s time (the default statistic).\n\n",
+            source, t.n, t.n_layers, t.n_names, t.n_networks,
+            defaults.statistic == CONVSEL_STAT_MIN ? "minimum" : defaults.statistic == CONVSEL_STAT_P10 ? "p10" : "median");
     fprintf(md, "Shares are of held-out records (MAPE, within 10%%) or held-out layers with 2+ primitives "
                 "(Spearman per configuration, top-1, regret; onednn_auto, which dispatches to onednn_direct's kernel, "
                 "is left out of a configuration's ranking); Spearman pooled ranks all held-out records at once. "

@@ -20,16 +20,25 @@ struct verified_costs {
     size_t n, cap;
 };
 
+/* A verified layer's candidates are the ones measured there: a candidate
+ * the model ranked below the top K keeps only a prediction, and a
+ * prediction must not undercut measurements it was never compared with. */
 static convsel_status verified_conv(void *ctx, const convsel_problem *problem, int threads, size_t primitive,
                                     double *ms)
 {
     const struct verified_costs *vc = ctx;
+    int layer_verified = 0;
     for (size_t i = 0; i < vc->n; i++) {
-        if (vc->entries[i].primitive == primitive && convsel_problem_same_shape(&vc->entries[i].shape, problem)) {
+        if (!convsel_problem_same_shape(&vc->entries[i].shape, problem))
+            continue;
+        layer_verified = 1;
+        if (vc->entries[i].primitive == primitive) {
             *ms = vc->entries[i].ms;
             return CONVSEL_OK;
         }
     }
+    if (layer_verified)
+        return CONVSEL_NOT_APPLICABLE;
     return vc->inner->conv_ms(vc->inner->ctx, problem, threads, primitive, ms);
 }
 
@@ -132,8 +141,10 @@ convsel_status convsel_select_verified(const convsel_network *network, const con
         st = convsel_measure_problem(p, opts.threads, selected, timing, results);
         for (size_t r = 0; r < top && st == CONVSEL_OK; r++) {
             const convsel_measurement *m = &results[ranked[r].primitive];
+            /* The minimum: the statistic the model learns by default, so that
+             * measured and predicted layers add up in the same units. */
             if (m->applicable)
-                st = add_entry(&vc, p, ranked[r].primitive, m->timing.median_ms);
+                st = add_entry(&vc, p, ranked[r].primitive, m->timing.min_ms);
         }
         verified_line[l] = 1;
         n_verified++;

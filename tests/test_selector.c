@@ -373,8 +373,66 @@ static void test_batch_same_plan(void)
     fail_batch = 0;
 }
 
+/* --verify with every layer "too close to call": each layer is measured, and
+ * its choice is one of the K the model ranked best there (a candidate never
+ * measured must not undercut the measured ones with a prediction). The
+ * timings themselves are not checked. */
+/* syn_conv scaled to nanoseconds: every prediction far below any real
+ * measurement, the case where an unmeasured candidate could undercut. */
+static convsel_status syn_conv_tiny(void *ctx, const convsel_problem *p, int threads, size_t prim, double *ms)
+{
+    convsel_status st = syn_conv(ctx, p, threads, prim, ms);
+    *ms *= 1e-6;
+    return st;
+}
+
+static void test_verified_choices(void)
+{
+    const char *text = "mb1ic8ih8oc8oh8kh3ph1n\"a\"\nmb1ic8ih8oc16oh8kh1ph0n\"b\"\nmb1ic16ih8oc8oh8kh3ph1n\"c\"\n";
+    convsel_network *net = write_network(text);
+    CHECK(net != NULL);
+    if (!net)
+        return;
+    struct synthetic syn = {5};
+    convsel_cost_source src = {syn_conv_tiny, syn_reorder, &syn, "synthetic", NULL};
+    convsel_select_options o = {1, 0.0, NULL, 0};
+    convsel_timing_options t;
+    convsel_timing_options_default(&t);
+    t.warmup_s = 0.0;
+    t.min_rounds = 3;
+    t.max_time_s = 0.02;
+    convsel_plan *plan = NULL;
+    const int k = 2;
+    CHECK_EQ(convsel_select_verified(net, &o, &src, k, 100.0, &t, &plan), CONVSEL_OK);
+    if (plan) {
+        CHECK_EQ(plan->verified_layers, 3);
+        for (size_t i = 0; i < plan->n_layers; i++) {
+            const convsel_problem *p = &plan->layers[i].problem;
+            CHECK(plan->layers[i].verified);
+            /* The chosen primitive's predicted rank on this layer. */
+            size_t chosen;
+            CHECK_EQ(convsel_primitive_find(plan->layers[i].primitive, &chosen), CONVSEL_OK);
+            double mine;
+            CHECK_EQ(syn_conv(&syn, p, 1, chosen, &mine), CONVSEL_OK);
+            int better = 0;
+            for (size_t q = 0; q < convsel_primitive_count(); q++) {
+                double ms;
+                if (q == chosen || convsel_primitive_is_reference(q) || !convsel_primitive_applicable(q, p, NULL, 0))
+                    continue;
+                if (syn_conv(&syn, p, 1, q, &ms) == CONVSEL_OK && ms < mine)
+                    better++;
+            }
+            CHECK_MSG(better < k, "layer %zu: %s is predicted rank %d, beyond the %d measured", i,
+                      plan->layers[i].primitive, better + 1, k);
+        }
+    }
+    convsel_plan_destroy(plan);
+    convsel_network_destroy(net);
+}
+
 int main(void)
 {
+    test_verified_choices();
     test_layout_queries();
     test_dp_against_brute_force();
     test_exclusions_and_errors();
