@@ -915,6 +915,12 @@ typedef struct convsel_model_costs {
 /* The cost source view of costs (valid while costs and its model live). */
 convsel_cost_source convsel_model_costs_source(convsel_model_costs *costs);
 
+/* The catalogue primitive whose prediction the cost source prices primitive
+ * with on problem: convsel_primitive_runs_as, unless costs->ignore_runs_as is
+ * set, the query fails, or the model lacks that primitive; then primitive. */
+size_t convsel_model_costs_priced_as(const convsel_model_costs *costs, const convsel_problem *problem, int threads,
+                                     size_t primitive);
+
 /* The model's relative uncertainty: the root mean square of its log-space
  * error on its validation rows (0.1 when it has none recorded). */
 double convsel_model_uncertainty(const convsel_model *model);

@@ -203,34 +203,24 @@ convsel_status convsel_metrics_compute(size_t n, const size_t *layer, const int3
     return CONVSEL_OK;
 }
 
-/* Re-prices, as model_costs.c does, the rows measured on this CPU whose
- * primitive runs another primitive's kernel. */
+/* Re-prices the rows measured on this CPU as the selector's cost source
+ * prices them (convsel_model_costs_priced_as). */
 static void price_as_selector(const convsel_model *model, const convsel_table *t, double *pred)
 {
-    convsel_fingerprint here;
-    if (convsel_fingerprint_get(&here) != CONVSEL_OK)
+    convsel_model_costs mc = {.model = model};
+    if (convsel_fingerprint_get(&mc.cpu) != CONVSEL_OK)
         return;
-    size_t *catalogue = malloc((t->n_names ? t->n_names : 1) * sizeof *catalogue);
-    if (!catalogue)
-        return;
-    for (size_t k = 0; k < t->n_names; k++) {
-        catalogue[k] = SIZE_MAX;
-        for (size_t c = 0; c < convsel_primitive_count(); c++)
-            if (strcmp(t->names[k], convsel_primitive_name(c)) == 0)
-                catalogue[k] = c;
-    }
     for (size_t i = 0; i < t->n; i++) {
         const convsel_fingerprint *fp = &t->fingerprints[t->fingerprint[i]];
-        size_t c = catalogue[t->primitive[i]], as;
-        if (!isfinite(pred[i]) || c == SIZE_MAX || !convsel_fingerprint_same_cpu(fp, &here))
+        size_t c = t->catalogue[t->primitive[i]];
+        if (!isfinite(pred[i]) || c == SIZE_MAX || !convsel_fingerprint_same_cpu(fp, &mc.cpu))
             continue;
         const convsel_record *r = t->records[i];
+        size_t as = convsel_model_costs_priced_as(&mc, &r->problem, r->threads, c);
         double ms;
-        if (convsel_primitive_runs_as(c, &r->problem, r->threads, &as) == CONVSEL_OK && as != c &&
-            convsel_model_predict_ms(model, &r->problem, r->threads, as, fp, &ms) == CONVSEL_OK)
+        if (as != c && convsel_model_predict_ms(model, &r->problem, r->threads, as, fp, &ms) == CONVSEL_OK)
             pred[i] = ms;
     }
-    free(catalogue);
 }
 
 static convsel_status eval(const convsel_model *model, const convsel_dataset *const *sets, size_t n,

@@ -106,6 +106,7 @@ typedef struct convsel_table {
     size_t n_layers;
     convsel_primitive_name_buf *names; /* sorted */
     size_t n_names;
+    size_t *catalogue;   /* per name: its catalogue index, SIZE_MAX when the catalogue lacks it */
     uint8_t *dispatcher; /* per name: convsel_primitive_is_dispatcher */
     convsel_fingerprint *fingerprints;
     size_t n_fingerprints;

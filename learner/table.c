@@ -35,6 +35,7 @@ void convsel_table_free(convsel_table *t)
     free(t->network);
     free(t->names);
     free(t->dispatcher);
+    free(t->catalogue);
     free(t->fingerprints);
     free(t->networks);
     memset(t, 0, sizeof *t);
@@ -147,7 +148,8 @@ convsel_status convsel_table_build(const convsel_dataset *const *sets, size_t n_
     t->n_names = assign_ids(keys, t->n, ids);
     t->names = calloc(t->n_names ? t->n_names : 1, sizeof *t->names);
     t->dispatcher = calloc(t->n_names ? t->n_names : 1, 1);
-    if (!t->names || !t->dispatcher) {
+    t->catalogue = malloc((t->n_names ? t->n_names : 1) * sizeof *t->catalogue);
+    if (!t->names || !t->dispatcher || !t->catalogue) {
         free(keys);
         free(ids);
         convsel_table_free(t);
@@ -157,10 +159,13 @@ convsel_status convsel_table_build(const convsel_dataset *const *sets, size_t n_
         t->primitive[keys[i].row] = (int32_t)ids[keys[i].row];
         snprintf(t->names[ids[keys[i].row]], CONVSEL_PRIMITIVE_NAME_MAX, "%s", keys[i].key);
     }
-    for (size_t k = 0; k < t->n_names; k++)
+    for (size_t k = 0; k < t->n_names; k++) {
+        t->catalogue[k] = SIZE_MAX;
         for (size_t c = 0; c < convsel_primitive_count(); c++)
             if (strcmp(t->names[k], convsel_primitive_name(c)) == 0)
-                t->dispatcher[k] = (uint8_t)convsel_primitive_is_dispatcher(c);
+                t->catalogue[k] = c;
+        t->dispatcher[k] = t->catalogue[k] != SIZE_MAX && convsel_primitive_is_dispatcher(t->catalogue[k]);
+    }
 
     /* Layers: the shape without its name, the threads and the CPU. */
     for (size_t i = 0; i < t->n; i++) {

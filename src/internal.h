@@ -33,6 +33,12 @@ void convsel_threads_set(int threads);
 /* 1 when a and b are the same convolution shape (names and repeats aside). */
 int convsel_problem_same_shape(const convsel_problem *a, const convsel_problem *b);
 
+/* Whether primitive i may be chosen for p under opts, before any cost is
+ * asked (not the reference, not excluded, within max_error, applicable);
+ * when it is not applicable, why (may be NULL) says so, else why is "". */
+int convsel_select_allowed(size_t i, const convsel_problem *p, const convsel_select_options *opts, char *why,
+                           size_t size);
+
 /* Monotonic time in seconds. */
 double convsel_now(void);
 

@@ -3,21 +3,27 @@
 
 #include "internal.h"
 
+/* The model learned each kernel's times on the CPU it was trained on, where
+ * a library may have chosen another kernel (oneDNN's AVX2 code falls back to
+ * im2col + sgemm on shapes its AVX-512 code has a direct kernel for), so a
+ * primitive is priced as the kernel it will run. The query shares the
+ * layouts' cache. */
+size_t convsel_model_costs_priced_as(const convsel_model_costs *mc, const convsel_problem *problem, int threads,
+                                     size_t primitive)
+{
+    size_t as, j;
+    if (mc->ignore_runs_as || convsel_primitive_runs_as(primitive, problem, threads, &as) != CONVSEL_OK)
+        return primitive;
+    if (as != primitive && convsel_model_primitive_find(mc->model, convsel_primitive_name(as), &j) != CONVSEL_OK)
+        return primitive;
+    return as;
+}
+
 static convsel_status model_conv(void *ctx, const convsel_problem *problem, int threads, size_t primitive, double *ms)
 {
     const convsel_model_costs *mc = ctx;
-    /* A primitive whose library would run another primitive's kernel here
-     * costs what that kernel costs: the model learned each kernel's times from
-     * the CPU it was trained on, where the library may have chosen otherwise
-     * (oneDNN's AVX2 code falls back to im2col + sgemm on shapes its AVX-512
-     * code has a direct kernel for). The query shares the layouts' cache. */
-    size_t as = primitive;
-    if (convsel_primitive_runs_as(primitive, problem, threads, &as) != CONVSEL_OK || mc->ignore_runs_as)
-        as = primitive;
-    convsel_status st = convsel_model_predict_ms(mc->model, problem, threads, as, &mc->cpu, ms);
-    if (st == CONVSEL_NOT_FOUND && as != primitive) /* the model lacks the other one */
-        st = convsel_model_predict_ms(mc->model, problem, threads, primitive, &mc->cpu, ms);
-    return st;
+    return convsel_model_predict_ms(mc->model, problem, threads, convsel_model_costs_priced_as(mc, problem, threads, primitive), &mc->cpu,
+                                    ms);
 }
 
 static convsel_status model_reorder(void *ctx, int64_t mb, int64_t c, int64_t h, int64_t w, convsel_layout from,
@@ -45,12 +51,8 @@ static convsel_status model_conv_batch(void *ctx, size_t n, const convsel_proble
     }
     size_t m = 0;
     for (size_t k = 0; k < n; k++) {
-        size_t as = primitives[k], j;
-        if (mc->ignore_runs_as || convsel_primitive_runs_as(primitives[k], problems[k], threads, &as) != CONVSEL_OK)
-            as = primitives[k];
+        size_t j, as = convsel_model_costs_priced_as(mc, problems[k], threads, primitives[k]);
         convsel_status st = convsel_model_primitive_find(mc->model, convsel_primitive_name(as), &j);
-        if (st == CONVSEL_NOT_FOUND && as != primitives[k])
-            st = convsel_model_primitive_find(mc->model, convsel_primitive_name(primitives[k]), &j);
         status[k] = st;
         if (st != CONVSEL_OK)
             continue;

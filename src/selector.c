@@ -278,11 +278,9 @@ static void free_choices(struct layer_choices *layers, size_t n)
     free(layers);
 }
 
-/* Collects every allowed, applicable primitive's candidate for each distinct
- * network line; expanded copies share their line's candidates. */
-/* Whether primitive i may be chosen for p (before asking any cost); when it
- * is not applicable, why says so. */
-static int allowed(size_t i, const convsel_problem *p, const convsel_select_options *opts, char *why, size_t size)
+/* Declared in internal.h. */
+int convsel_select_allowed(size_t i, const convsel_problem *p, const convsel_select_options *opts, char *why,
+                           size_t size)
 {
     if (why && size)
         why[0] = '\0';
@@ -323,7 +321,7 @@ static int prefetch(const convsel_network *network, const convsel_select_options
         if (twin_of(network, l) != l)
             continue;
         for (size_t i = 0; i < n_prims; i++)
-            if (allowed(i, p, opts, NULL, 0)) {
+            if (convsel_select_allowed(i, p, opts, NULL, 0)) {
                 problems[n] = p;
                 prims[n] = i;
                 slot[n++] = l * n_prims + i;
@@ -343,6 +341,8 @@ static int prefetch(const convsel_network *network, const convsel_select_options
     return ok;
 }
 
+/* Collects every allowed, applicable primitive's candidate for each distinct
+ * network line; expanded copies share their line's candidates. */
 static convsel_status gather(const convsel_network *network, const convsel_select_options *opts,
                              const convsel_cost_source *costs, struct layer_choices **lines_out)
 {
@@ -378,7 +378,7 @@ static convsel_status gather(const convsel_network *network, const convsel_selec
         char reasons[1024] = "";
         for (size_t i = 0; i < n_prims; i++) {
             char why[256];
-            if (!allowed(i, p, opts, why, sizeof why)) {
+            if (!convsel_select_allowed(i, p, opts, why, sizeof why)) {
                 if (!why[0])
                     continue; /* excluded, not inapplicable */
                 size_t len = strlen(reasons);

@@ -79,16 +79,6 @@ static int cmp_ranked(const void *a, const void *b)
     return (x > y) - (x < y);
 }
 
-/* Is primitive i a candidate under opts (as convsel_select decides)? */
-static int allowed(size_t i, const convsel_select_options *opts, const convsel_problem *p)
-{
-    if (convsel_primitive_is_reference(i) || (opts->excluded && opts->excluded[i]))
-        return 0;
-    if (opts->max_error > 0.0 && convsel_primitive_expected_error(i) > opts->max_error)
-        return 0;
-    return convsel_primitive_applicable(i, p, NULL, 0);
-}
-
 convsel_status convsel_select_verified(const convsel_network *network, const convsel_select_options *opts_in,
                                        const convsel_cost_source *costs, int k, double uncertainty,
                                        const convsel_timing_options *timing, convsel_plan **plan)
@@ -123,7 +113,8 @@ convsel_status convsel_select_verified(const convsel_network *network, const con
         size_t n = 0;
         for (size_t i = 0; i < np; i++) {
             double ms;
-            if (!allowed(i, &opts, p) || costs->conv_ms(costs->ctx, p, opts.threads, i, &ms) != CONVSEL_OK)
+            if (!convsel_select_allowed(i, p, &opts, NULL, 0) ||
+                costs->conv_ms(costs->ctx, p, opts.threads, i, &ms) != CONVSEL_OK)
                 continue;
             ranked[n].primitive = i;
             ranked[n].ms = ms;

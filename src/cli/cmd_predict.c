@@ -81,6 +81,7 @@ int cmd_predict(int argc, char **argv)
         goto done;
     }
     cli_warn_cpu("predict", model, &here);
+    convsel_model_costs costs = {.model = model, .cpu = here};
 
     size_t n_prims = convsel_primitive_count();
     ranked_primitive *ranked = calloc(n_prims ? n_prims : 1, sizeof *ranked);
@@ -104,12 +105,8 @@ int cmd_predict(int argc, char **argv)
                 continue;
             /* Priced as convsel select prices it: by the kernel it runs. */
             double ms;
-            size_t as = i;
-            if (convsel_primitive_runs_as(i, p, (int)threads, &as) != CONVSEL_OK)
-                as = i;
+            size_t as = convsel_model_costs_priced_as(&costs, p, (int)threads, i);
             st = convsel_model_predict_ms(model, p, (int)threads, as, &here, &ms);
-            if (st == CONVSEL_NOT_FOUND && as != i)
-                st = convsel_model_predict_ms(model, p, (int)threads, as = i, &here, &ms);
             if (st == CONVSEL_NOT_FOUND) {
                 if (!warned[i])
                     fprintf(stderr, "convsel predict: warning: the model has no data for '%s'; skipped\n",
