@@ -40,6 +40,21 @@ static double pad_waste(int64_t c, int64_t w)
     return (double)(padded - c) / (double)padded;
 }
 
+/* How one group's channels map onto the CPU's channel blocks (the lanes of
+ * its vectors: 16 floats with AVX-512, 8 below, as in nChw16c / nChw8c):
+ * 0 whole blocks (or g = 1, where padding the last block is the only cost),
+ * 1 several whole groups share a block (ic/g = oc/g dividing it: depthwise
+ * and narrow grouped layers), 2 neither — blocked kernels fall back to
+ * per-channel or scalar code there (direct_simd's general mode). */
+static double channel_fit(int64_t g, int64_t icg, int64_t ocg, int64_t block)
+{
+    if (g <= 1 || (icg % block == 0 && ocg % block == 0))
+        return 0.0;
+    if (icg == ocg && icg > 0 && block % icg == 0)
+        return 1.0;
+    return 2.0;
+}
+
 static double div_up(int64_t a, int64_t b)
 {
     return b > 0 && a > 0 ? (double)((a + b - 1) / b) : 0.0;
@@ -114,6 +129,16 @@ void convsel_features_compute(const convsel_problem *p, int threads, int primiti
     f[CONVSEL_FEATURE_pad_waste_oc8] = pad_waste(p->oc, 8);
     f[CONVSEL_FEATURE_pad_waste_ic16] = pad_waste(p->ic, 16);
     f[CONVSEL_FEATURE_pad_waste_oc16] = pad_waste(p->oc, 16);
+    /* The same per group, at this CPU's channel block. */
+    if (cpu && p->g > 0) {
+        int64_t block = cpu->isa_cap >= CONVSEL_ISA_AVX512 ? 16 : 8;
+        f[CONVSEL_FEATURE_pad_waste_icg_block] = pad_waste(p->ic / p->g, block);
+        f[CONVSEL_FEATURE_pad_waste_ocg_block] = pad_waste(p->oc / p->g, block);
+        f[CONVSEL_FEATURE_channel_fit_block] = channel_fit(p->g, p->ic / p->g, p->oc / p->g, block);
+    } else {
+        f[CONVSEL_FEATURE_pad_waste_icg_block] = f[CONVSEL_FEATURE_pad_waste_ocg_block] = NAN;
+        f[CONVSEL_FEATURE_channel_fit_block] = NAN;
+    }
     /* Unknown cache sizes (0) are missing, not infinite ratios. */
     double l1 = cpu && cpu->l1d_bytes > 0 ? (double)cpu->l1d_bytes : 0.0;
     double l2 = cpu && cpu->l2_bytes > 0 ? (double)cpu->l2_bytes * workers : 0.0;

@@ -11,7 +11,7 @@
 #include "convsel.h"
 
 /* Bump whenever a feature is added, removed, reordered or its meaning changes. */
-#define CONVSEL_FEATURE_SCHEMA_VERSION 1
+#define CONVSEL_FEATURE_SCHEMA_VERSION 2
 
 /* X(name): the order is the column order. */
 #define CONVSEL_FEATURE_MAP(X)                                                                     \
@@ -22,6 +22,7 @@
     X(gemm_m) X(gemm_k) X(gemm_n) X(log_gemm_m) X(log_gemm_k) X(log_gemm_n) X(log_im2col_bytes)    \
     X(wino2_tiles) X(wino4_tiles) X(wino2_waste) X(wino4_waste)                                    \
     X(pad_waste_ic8) X(pad_waste_oc8) X(pad_waste_ic16) X(pad_waste_oc16)                          \
+    X(pad_waste_icg_block) X(pad_waste_ocg_block) X(channel_fit_block)                             \
     X(ws_over_l1) X(ws_over_l2) X(ws_over_l3) X(weights_over_l2)                                   \
     X(log_flops_per_thread) X(rows_per_thread) X(thread_imbalance)                                 \
     X(isa_cap) X(cores)                                                                            \

@@ -364,7 +364,7 @@ static size_t read_container(cursor *c, int map)
         return 0;
     c->pos += head;
     if (n > (c->size - c->pos) / (map ? 2 : 1)) {
-        fail(c, CONVSEL_CORRUPT, "count larger than the bytes left");
+        fail(c, CONVSEL_CORRUPT, "count larger than the bytes left (truncated or corrupt)");
         return 0;
     }
     return n;

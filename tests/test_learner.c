@@ -38,6 +38,8 @@ static void test_features(void)
     CHECK_NEAR(x[CONVSEL_FEATURE_pad_waste_oc8], 4.0 / 104.0, 1e-7);
     CHECK_NEAR(x[CONVSEL_FEATURE_pad_waste_oc16], 12.0 / 112.0, 1e-7);
     CHECK_NEAR(x[CONVSEL_FEATURE_pad_waste_ic16], 0, 0);
+    CHECK_NEAR(x[CONVSEL_FEATURE_pad_waste_ocg_block], 12.0 / 112.0, 1e-7); /* g = 1: all channels, 16 lanes */
+    CHECK_NEAR(x[CONVSEL_FEATURE_channel_fit_block], 0, 0);
     CHECK_NEAR(x[CONVSEL_FEATURE_ws_over_l2], bytes / (2.0 * (1 << 20)), 1e-4);
     CHECK_NEAR(x[CONVSEL_FEATURE_isa_cap], CONVSEL_ISA_AVX512, 0);
     CHECK_NEAR(x[CONVSEL_FEATURE_depthwise], 0, 0);
@@ -45,12 +47,35 @@ static void test_features(void)
     /* No CPU: its features are missing, the rest still there. */
     convsel_features_compute(&p, 2, -1, NULL, x);
     CHECK(isnan(x[CONVSEL_FEATURE_ws_over_l1]) && isnan(x[CONVSEL_FEATURE_cores]));
-    CHECK(isnan(x[CONVSEL_FEATURE_primitive]));
+    CHECK(isnan(x[CONVSEL_FEATURE_primitive]) && isnan(x[CONVSEL_FEATURE_channel_fit_block]));
     CHECK_NEAR(x[CONVSEL_FEATURE_oc], 100, 0);
     CHECK_EQ(convsel_problem_parse("g32mb1ic32ih28oc32oh28kh3ph1", &p), CONVSEL_OK);
     convsel_features_compute(&p, 1, 0, &fp, x);
     CHECK_NEAR(x[CONVSEL_FEATURE_depthwise], 1, 0);
     CHECK_NEAR(x[CONVSEL_FEATURE_ic_per_g], 1, 0);
+    CHECK_NEAR(x[CONVSEL_FEATURE_channel_fit_block], 1, 0); /* 16 groups per block */
+    /* Groups of 48 input and 10 output channels: the input fills three
+     * 16-lane blocks, the output neither fills nor divides one; at 8 lanes
+     * (AVX2) the input fills six blocks and the output wastes 6 of 16 lanes. */
+    CHECK_EQ(convsel_problem_parse("g4mb1ic192ih2oc40oh2kh1", &p), CONVSEL_OK);
+    convsel_features_compute(&p, 1, 0, &fp, x);
+    CHECK_NEAR(x[CONVSEL_FEATURE_pad_waste_icg_block], 0, 0);
+    CHECK_NEAR(x[CONVSEL_FEATURE_pad_waste_ocg_block], 6.0 / 16.0, 1e-7);
+    CHECK_NEAR(x[CONVSEL_FEATURE_channel_fit_block], 2, 0);
+    fp.isa_cap = CONVSEL_ISA_AVX2;
+    convsel_features_compute(&p, 1, 0, &fp, x);
+    CHECK_NEAR(x[CONVSEL_FEATURE_pad_waste_ocg_block], 6.0 / 16.0, 1e-7);
+    CHECK_NEAR(x[CONVSEL_FEATURE_channel_fit_block], 2, 0);
+    /* Groups of 32 channels fill 8- and 16-lane blocks alike. */
+    CHECK_EQ(convsel_problem_parse("g2mb1ic64ih8oc64oh8kh3ph1", &p), CONVSEL_OK);
+    convsel_features_compute(&p, 1, 0, &fp, x);
+    CHECK_NEAR(x[CONVSEL_FEATURE_channel_fit_block], 0, 0);
+    CHECK_NEAR(x[CONVSEL_FEATURE_pad_waste_icg_block], 0, 0);
+    /* Groups of 4: two share an 8-lane block. */
+    CHECK_EQ(convsel_problem_parse("g4mb1ic16ih8oc16oh8kh3ph1", &p), CONVSEL_OK);
+    convsel_features_compute(&p, 1, 0, &fp, x);
+    CHECK_NEAR(x[CONVSEL_FEATURE_channel_fit_block], 1, 0);
+    CHECK_NEAR(x[CONVSEL_FEATURE_pad_waste_icg_block], 0.5, 1e-7);
 }
 
 static int first_categorical(size_t f)

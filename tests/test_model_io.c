@@ -198,7 +198,7 @@ static void test_broken_files(const convsel_dataset *ds)
     CHECK_EQ(load_bytes(bad, size), CONVSEL_VERSION_MISMATCH);
     CHECK(strstr(convsel_last_error(), "log_flops_per_threaD") != NULL);
     memcpy(bad, good, size);
-    CHECK(patch(bad, size, "\xa7version\x01\xa8" "features", "\xa7version\x07\xa8" "features"));
+    CHECK(patch(bad, size, "\xa7version\x02\xa8" "features", "\xa7version\x07\xa8" "features"));
     CHECK_EQ(load_bytes(bad, size), CONVSEL_VERSION_MISMATCH);
 
     /* A child index pointing back up (a loop) and a feature out of range. */
