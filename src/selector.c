@@ -305,7 +305,7 @@ static size_t twin_of(const convsel_network *network, size_t l)
  * priced in one call, into ms and status ([line * n_prims + primitive]; done
  * marks what was priced). Returns 0 when the source cannot batch or failed,
  * and gather asks one by one. */
-static int prefetch(const convsel_network *network, const convsel_select_options *opts,
+static int prefetch(const convsel_network *network, const size_t *twin, const convsel_select_options *opts,
                     const convsel_cost_source *costs, double *ms, convsel_status *status, unsigned char *done)
 {
     size_t n_lines = convsel_network_size(network), n_prims = convsel_primitive_count(), n = 0;
@@ -318,7 +318,7 @@ static int prefetch(const convsel_network *network, const convsel_select_options
     int ok = problems && prims && slot && out && sts;
     for (size_t l = 0; ok && l < n_lines; l++) {
         const convsel_problem *p = convsel_network_layer(network, l);
-        if (twin_of(network, l) != l)
+        if (twin[l] != l)
             continue;
         for (size_t i = 0; i < n_prims; i++)
             if (convsel_select_allowed(i, p, opts, NULL, 0)) {
@@ -349,17 +349,23 @@ static convsel_status gather(const convsel_network *network, const convsel_selec
     size_t n_lines = convsel_network_size(network), n_prims = convsel_primitive_count();
     struct layer_choices *lines = calloc(n_lines, sizeof *lines);
     unsigned char *warned = calloc(n_prims, 1);
-    if (!lines || !warned) {
+    size_t *twin = malloc((n_lines ? n_lines : 1) * sizeof *twin);
+    if (!lines || !warned || !twin) {
         free(lines);
         free(warned);
+        free(twin);
         return convsel_error(CONVSEL_OUT_OF_MEMORY, "out of memory");
     }
+    /* Real networks repeat shapes (ResNet's blocks): each is priced once,
+     * at its first line, and later lines copy it. */
+    for (size_t l = 0; l < n_lines; l++)
+        twin[l] = twin_of(network, l);
     convsel_status st = CONVSEL_OK;
     double *pre_ms = malloc((n_lines * n_prims + 1) * sizeof *pre_ms);
     convsel_status *pre_st = malloc((n_lines * n_prims + 1) * sizeof *pre_st);
     unsigned char *pre_done = calloc(n_lines * n_prims + 1, 1);
     if (pre_ms && pre_st && pre_done)
-        prefetch(network, opts, costs, pre_ms, pre_st, pre_done);
+        prefetch(network, twin, opts, costs, pre_ms, pre_st, pre_done);
     for (size_t l = 0; l < n_lines && st == CONVSEL_OK; l++) {
         const convsel_problem *p = convsel_network_layer(network, l);
         lines[l].problem = p;
@@ -368,11 +374,9 @@ static convsel_status gather(const convsel_network *network, const convsel_selec
             st = convsel_error(CONVSEL_OUT_OF_MEMORY, "out of memory");
             break;
         }
-        /* Real networks repeat shapes (ResNet's blocks): price each once. */
-        size_t twin = twin_of(network, l);
-        if (twin < l) {
-            memcpy(lines[l].cands, lines[twin].cands, lines[twin].n * sizeof *lines[l].cands);
-            lines[l].n = lines[twin].n;
+        if (twin[l] < l) {
+            memcpy(lines[l].cands, lines[twin[l]].cands, lines[twin[l]].n * sizeof *lines[l].cands);
+            lines[l].n = lines[twin[l]].n;
             continue;
         }
         char reasons[1024] = "";
@@ -420,6 +424,7 @@ static convsel_status gather(const convsel_network *network, const convsel_selec
                                p->name[0] ? p->name : "unnamed", reasons[0] ? ": " : "", reasons);
     }
     free(warned);
+    free(twin);
     free(pre_ms);
     free(pre_st);
     free(pre_done);
