@@ -22,8 +22,8 @@ size_t convsel_model_costs_priced_as(const convsel_model_costs *mc, const convse
 static convsel_status model_conv(void *ctx, const convsel_problem *problem, int threads, size_t primitive, double *ms)
 {
     const convsel_model_costs *mc = ctx;
-    return convsel_model_predict_ms(mc->model, problem, threads, convsel_model_costs_priced_as(mc, problem, threads, primitive), &mc->cpu,
-                                    ms);
+    size_t as = convsel_model_costs_priced_as(mc, problem, threads, primitive);
+    return convsel_model_predict_ms(mc->model, problem, threads, as, &mc->cpu, ms);
 }
 
 static convsel_status model_reorder(void *ctx, int64_t mb, int64_t c, int64_t h, int64_t w, convsel_layout from,

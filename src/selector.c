@@ -311,10 +311,11 @@ static int prefetch(const convsel_network *network, const size_t *twin, const co
     size_t n_lines = convsel_network_size(network), n_prims = convsel_primitive_count(), n = 0;
     if (!costs->conv_ms_batch)
         return 0;
-    const convsel_problem **problems = malloc((n_lines * n_prims + 1) * sizeof *problems);
-    size_t *prims = malloc((n_lines * n_prims + 1) * sizeof *prims), *slot = malloc((n_lines * n_prims + 1) * sizeof *slot);
-    double *out = malloc((n_lines * n_prims + 1) * sizeof *out);
-    convsel_status *sts = malloc((n_lines * n_prims + 1) * sizeof *sts);
+    size_t cap = n_lines * n_prims + 1;
+    const convsel_problem **problems = malloc(cap * sizeof *problems);
+    size_t *prims = malloc(cap * sizeof *prims), *slot = malloc(cap * sizeof *slot);
+    double *out = malloc(cap * sizeof *out);
+    convsel_status *sts = malloc(cap * sizeof *sts);
     int ok = problems && prims && slot && out && sts;
     for (size_t l = 0; ok && l < n_lines; l++) {
         const convsel_problem *p = convsel_network_layer(network, l);

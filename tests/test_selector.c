@@ -373,10 +373,6 @@ static void test_batch_same_plan(void)
     fail_batch = 0;
 }
 
-/* --verify with every layer "too close to call": each layer is measured, and
- * its choice is one of the K the model ranked best there (a candidate never
- * measured must not undercut the measured ones with a prediction). The
- * timings themselves are not checked. */
 /* syn_conv scaled to nanoseconds: every prediction far below any real
  * measurement, the case where an unmeasured candidate could undercut. */
 static convsel_status syn_conv_tiny(void *ctx, const convsel_problem *p, int threads, size_t prim, double *ms)
@@ -386,6 +382,10 @@ static convsel_status syn_conv_tiny(void *ctx, const convsel_problem *p, int thr
     return st;
 }
 
+/* --verify with every layer "too close to call": each layer is measured, and
+ * its choice is one of the K the model ranked best there (a candidate never
+ * measured must not undercut the measured ones with a prediction). The
+ * timings themselves are not checked. */
 static void test_verified_choices(void)
 {
     const char *text = "mb1ic8ih8oc8oh8kh3ph1n\"a\"\nmb1ic8ih8oc16oh8kh1ph0n\"b\"\nmb1ic16ih8oc8oh8kh3ph1n\"c\"\n";
