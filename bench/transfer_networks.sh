@@ -40,11 +40,12 @@ jsonl=$prefix.jsonl
 models=("source:$model")
 for k in $ks; do
     echo "calibrate K=$k under --isa $isa" >&2
-    start=$(date +%s.%N)
+    start=$(date +%s%N)
     "$convsel" --isa "$isa" calibrate --model "$model" --samples "$k" --threads "$threads" --quiet \
         -o "$work/k$k.msgpack"
-    end=$(date +%s.%N)
-    echo "{\"calibrate_k\": $k, \"isa\": \"$isa\", \"threads\": $threads, \"wall_s\": $(echo "$end - $start" | bc)}" >>"$jsonl"
+    end=$(date +%s%N)
+    wall=$(awk -v ns=$((end - start)) 'BEGIN { printf "%.3f", ns / 1e9 }')
+    echo "{\"calibrate_k\": $k, \"isa\": \"$isa\", \"threads\": $threads, \"wall_s\": $wall}" >>"$jsonl"
     models+=("K=$k:$work/k$k.msgpack")
 done
 for net in "$@"; do
