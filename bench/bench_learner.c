@@ -591,6 +591,10 @@ int main(int argc, char **argv)
                 "predictions on one core, features included. Roofline: peak %.0f GFLOP/s per core "
                 "(scaled by the ISA's vector width), %.0f GB/s per thread.%s\n",
             peak_gflops, bandwidth_gbs, quick ? " Quick mode: 200 trees, learning rate 0.1." : "");
+    convsel_fingerprint here;
+    if (convsel_fingerprint_get(&here) == CONVSEL_OK)
+        fprintf(md, "\nRun on %s (%d logical CPUs): training and prediction times are this machine's.\n",
+                here.model_name, here.cores);
     fprintf(csv, "split,method,mape,within10,spearman,spearman_pooled,top1,regret_mean,regret_p95,train_s,pred_per_s\n");
 
     split splits[3] = {make_random(&t, 1), make_by_network(&t), make_largest(&t)};

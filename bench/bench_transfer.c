@@ -27,6 +27,7 @@
 
 struct options {
     const char *source_path, *target_path, *out_prefix;
+    const char *calib_text; /* --calib as given, NULL without it */
     int synthetic;
     double test_frac;
     uint64_t seed;
@@ -157,7 +158,7 @@ static int parse_options(int argc, char **argv, struct options *o)
         } else if (strcmp(a, "--calib") == 0) {
             if (parse_calib(v))
                 return fprintf(stderr, "bench_transfer: bad --calib '%s'\n", v), -1;
-            i++;
+            o->calib_text = v, i++;
         } else if (strcmp(a, "--repeats") == 0) {
             o->repeats = atoi(v), i++;
         } else if (strcmp(a, "--test-frac") == 0) {
@@ -529,6 +530,8 @@ int main(int argc, char **argv)
         fprintf(md, "- predictions priced as `convsel select` prices them: a oneDNN primitive that oneDNN would "
                     "run as its im2col + sgemm kernel on the target is predicted as `onednn_gemm` "
                     "(`convsel_primitive_runs_as`, asked of oneDNN under the target's ISA cap)\n");
+    if (o.calib_text)
+        fprintf(md, "- calibration parameters other than the defaults: `--calib %s`\n", o.calib_text);
     fprintf(md, "- source model: `%s`%s%s (trained on %s, cap %s)\n", convsel_model_id(source),
             o.synthetic ? "" : ", ", o.synthetic ? "" : o.source_path, src_cpu ? src_cpu->model_name : "?",
             src_cpu ? convsel_isa_name(src_cpu->isa_cap) : "?");
