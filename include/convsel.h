@@ -941,6 +941,39 @@ convsel_status convsel_select_verified(const convsel_network *network, const con
                                        const convsel_cost_source *costs, int k, double uncertainty,
                                        const convsel_timing_options *timing, convsel_plan **plan);
 
+/*
+ * convsel_select_verified, then checked end to end: the model's plan, the
+ * verified plan and oneDNN alone (onednn_auto on every layer, where it can
+ * run every layer) are each instantiated and timed running the whole
+ * network, interleaved, and the fastest median is returned. Per-layer
+ * timings (each layer alone, its data warm) do not always add up inside a
+ * network; this check keeps a plan they mislead from being returned when
+ * the network itself says otherwise. max_time_s bounds the end-to-end timing
+ * once 5 rounds are done. The plan's verify_s includes the check; report
+ * (may be NULL) says which plan was kept and the three medians.
+ */
+typedef enum {
+    CONVSEL_KEPT_MODEL_PLAN,   /* the plan from costs */
+    CONVSEL_KEPT_VERIFIED,     /* the plan with its close calls measured */
+    CONVSEL_KEPT_ONEDNN_ALONE  /* onednn_auto on every layer */
+} convsel_kept_plan;
+
+typedef struct convsel_check_report {
+    convsel_kept_plan kept;
+    double model_plan_ms;   /* end-to-end medians; 0 for a finalist not timed (onednn_auto
+                               cannot run every layer, or all three are the same plan) */
+    double verified_ms;
+    double onednn_alone_ms;
+    double check_s;         /* seconds the end-to-end check took */
+} convsel_check_report;
+
+const char *convsel_kept_plan_name(convsel_kept_plan kept);
+
+convsel_status convsel_select_checked(const convsel_network *network, const convsel_select_options *opts,
+                                      const convsel_cost_source *costs, int k, double uncertainty,
+                                      const convsel_timing_options *timing, double max_time_s, convsel_plan **plan,
+                                      convsel_check_report *report);
+
 /* ---------------------------------------------------------------- few-shot transfer */
 
 /*

@@ -65,6 +65,23 @@ assert r["layers"] == 6, r["layers"]
 assert 0 <= r["verified_layers"] <= 6
 PY
 
+# --check: select says which plan it kept and writes that plan; compare times it too.
+expect_rc 0 select --net "$tmp/tiny.txt" --verify 2 --check --check-time 0.1 -o "$tmp/plan_ck.json"
+grep -Eq "kept the (model plan|verified plan|oneDNN alone)" "$tmp/out" || fail "select --check names no kept plan: $(cat "$tmp/out")"
+if grep -q "kept the oneDNN alone" "$tmp/out"; then
+    n=$(grep -o '"primitive": *"onednn_auto"' "$tmp/plan_ck.json" | wc -l)
+    [ "$n" -eq 6 ] || fail "select --check kept oneDNN alone but the plan has $n onednn_auto layers, want 6"
+fi
+expect_rc 0 compare --net "$tmp/tiny.txt" --check --check-time 0.1 --max-time 0.3 --profile-time 0.02 --json
+python3 - "$tmp/out" <<'PY' || fail "compare --check --json values: $(cat "$tmp/out")"
+import json, sys
+r = json.load(open(sys.argv[1]))
+assert r["checked_ms"] > 0 and r["check_s"] > 0
+assert r["check_kept"] in ("model plan", "verified plan", "oneDNN alone"), r["check_kept"]
+PY
+expect_rc 2 select --net "$tmp/tiny.txt" --check --check-time -1
+grep -q -- "--check-time" "$tmp/err" || fail "bad --check-time not named: $(cat "$tmp/err")"
+
 # Errors: each names what is wrong and exits non-zero.
 expect_rc 1 select --net "$tmp/missing.txt"
 grep -q "missing.txt" "$tmp/err" || fail "missing network file not named: $(cat "$tmp/err")"

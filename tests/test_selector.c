@@ -430,9 +430,79 @@ static void test_verified_choices(void)
     convsel_network_destroy(net);
 }
 
+/* --check: the plan returned is the one the report names — the model's
+ * plan, a verified plan (every choice among the top K), or onednn_auto on
+ * every layer — and its end-to-end median is the smallest of those timed;
+ * excluding onednn_auto leaves it out; a negative time is refused. */
+static void test_checked_plan(void)
+{
+    const char *text = "mb1ic8ih8oc8oh8kh3ph1n\"a\"\nmb1ic8ih8oc16oh8kh1ph0n\"b\"\nmb1ic16ih8oc8oh8kh3ph1n\"c\"\n";
+    convsel_network *net = write_network(text);
+    CHECK(net != NULL);
+    if (!net)
+        return;
+    size_t np = convsel_primitive_count(), auto_index;
+    CHECK_EQ(convsel_primitive_find("onednn_auto", &auto_index), CONVSEL_OK);
+    unsigned char *no_auto = calloc(np, 1);
+    no_auto[auto_index] = 1;
+    convsel_timing_options t;
+    convsel_timing_options_default(&t);
+    t.warmup_s = 0.0;
+    t.min_rounds = 3;
+    t.max_time_s = 0.02;
+    for (uint64_t seed = 1; seed <= 4; seed++) {
+        struct synthetic syn = {seed};
+        convsel_cost_source src = {syn_conv_tiny, syn_reorder, &syn, "synthetic", NULL};
+        convsel_select_options o = {1, 0.0, seed == 4 ? no_auto : NULL, 0};
+        convsel_plan *model_plan = NULL, *plan = NULL;
+        convsel_check_report rep;
+        CHECK_EQ(convsel_select(net, &o, &src, &model_plan), CONVSEL_OK);
+        CHECK_EQ(convsel_select_checked(net, &o, &src, 2, 100.0, &t, 0.05, &plan, &rep), CONVSEL_OK);
+        if (!plan || !model_plan) {
+            convsel_plan_destroy(model_plan);
+            convsel_plan_destroy(plan);
+            continue;
+        }
+        int same_as_model = 1, all_auto = 1;
+        for (size_t i = 0; i < plan->n_layers; i++) {
+            same_as_model &= strcmp(plan->layers[i].primitive, model_plan->layers[i].primitive) == 0;
+            all_auto &= strcmp(plan->layers[i].primitive, "onednn_auto") == 0;
+        }
+        double kept_ms = rep.kept == CONVSEL_KEPT_MODEL_PLAN ? rep.model_plan_ms
+                         : rep.kept == CONVSEL_KEPT_VERIFIED ? rep.verified_ms
+                                                             : rep.onednn_alone_ms;
+        const double timed[3] = {rep.model_plan_ms, rep.verified_ms, rep.onednn_alone_ms};
+        for (int f = 0; f < 3; f++)
+            CHECK_MSG(timed[f] == 0.0 || kept_ms <= timed[f], "seed %llu: kept the %s at %g ms, another took %g ms",
+                      (unsigned long long)seed, convsel_kept_plan_name(rep.kept), kept_ms, timed[f]);
+        CHECK(rep.check_s > 0.0);
+        if (rep.kept == CONVSEL_KEPT_MODEL_PLAN)
+            CHECK_MSG(same_as_model, "seed %llu: kept the model plan but returned another", (unsigned long long)seed);
+        if (rep.kept == CONVSEL_KEPT_ONEDNN_ALONE)
+            CHECK_MSG(all_auto, "seed %llu: kept oneDNN alone but a layer runs something else",
+                      (unsigned long long)seed);
+        if (rep.kept == CONVSEL_KEPT_VERIFIED)
+            CHECK(plan->verified_layers == 3);
+        if (seed == 4) {
+            CHECK(rep.kept != CONVSEL_KEPT_ONEDNN_ALONE);
+            CHECK(rep.onednn_alone_ms == 0.0);
+        }
+        convsel_plan_destroy(model_plan);
+        convsel_plan_destroy(plan);
+    }
+    struct synthetic syn = {1};
+    convsel_cost_source src = {syn_conv_tiny, syn_reorder, &syn, "synthetic", NULL};
+    convsel_plan *plan = NULL;
+    CHECK_EQ(convsel_select_checked(net, NULL, &src, 2, 100.0, &t, -1.0, &plan, NULL), CONVSEL_INVALID_ARGUMENT);
+    CHECK(plan == NULL);
+    free(no_auto);
+    convsel_network_destroy(net);
+}
+
 int main(void)
 {
     test_verified_choices();
+    test_checked_plan();
     test_layout_queries();
     test_dp_against_brute_force();
     test_exclusions_and_errors();

@@ -15,7 +15,8 @@ static void usage(FILE *out)
 {
     fprintf(out,
             "usage: convsel compare --net FILE [--mb N] [--threads N] [--model M] [--verify K]\n"
-            "                       [--max-time S] [--profile-time S] [--json]\n"
+            "                       [--check] [--check-time S] [--max-time S]\n"
+            "                       [--profile-time S] [--json]\n"
             "\n"
             "Times, interleaved in one process, the network run with (a) the model's plan,\n"
             "(b) onednn_auto on every layer, (c) the best single primitive on every layer and\n"
@@ -27,6 +28,10 @@ static void usage(FILE *out)
             "  --model M         model file (default: the shipped model)\n"
             "  --verify K        also time (a') the plan whose close calls were measured (the top K\n"
             "                    candidates, see convsel select); JSON adds verified_ms, verify_s, ...\n"
+            "  --check           also time (a'') the checked plan: the fastest end to end of the\n"
+            "                    model's plan, the verified plan and oneDNN alone (see convsel select);\n"
+            "                    JSON adds checked_ms, check_kept, check_s, ...\n"
+            "  --check-time S    seconds of --check's end-to-end timing (default 2)\n"
             "  --max-time S      seconds of interleaved end-to-end timing (default 5)\n"
             "  --profile-time S  time cap per layer of the oracle's profiling (default 1)\n"
             "  --json            print plan_ms, onednn_auto_ms, single_best_ms, single_best, oracle_ms,\n"
@@ -74,7 +79,8 @@ int cmd_compare(int argc, char **argv)
 {
     const char *net_file = NULL, *model_file = NULL, *v;
     long mb = 0, threads = 1, verify = 0;
-    double max_time = 5.0, profile_time = 1.0;
+    double max_time = 5.0, profile_time = 1.0, check_time = 2.0;
+    int check = 0;
     int json = 0;
     for (int i = 1; i < argc; i++) {
         if (cli_is_help(argv[i])) {
@@ -97,6 +103,12 @@ int cmd_compare(int argc, char **argv)
             if (!(v = cli_value("compare", argc, argv, &i)) ||
                 !cli_parse_long("compare", "--verify", v, 0, 64, &verify))
                 return CLI_USAGE;
+        } else if (!strcmp(argv[i], "--check")) {
+            check = 1;
+        } else if (!strcmp(argv[i], "--check-time")) {
+            if (!(v = cli_value("compare", argc, argv, &i)) ||
+                !cli_parse_double("compare", "--check-time", v, 0.0, 600.0, &check_time))
+                return CLI_USAGE;
         } else if (!strcmp(argv[i], "--max-time")) {
             if (!(v = cli_value("compare", argc, argv, &i)) ||
                 !cli_parse_double("compare", "--max-time", v, 0.1, 3600.0, &max_time))
@@ -118,8 +130,9 @@ int cmd_compare(int argc, char **argv)
         return CLI_USAGE;
     }
 
-    enum { PLAN, AUTO, SINGLE, ORACLE, VERIFIED, N_PLANS };
-    static const char *const labels[N_PLANS] = {"model plan", "onednn_auto", "single best", "oracle", "verified plan"};
+    enum { PLAN, AUTO, SINGLE, ORACLE, VERIFIED, CHECKED, N_PLANS };
+    static const char *const labels[N_PLANS] = {"model plan", "onednn_auto", "single best",
+                                                "oracle",     "verified plan", "checked plan"};
     convsel_plan *plans[N_PLANS] = {0};
     convsel_runner *runners[N_PLANS] = {0};
     convsel_timing timings[N_PLANS] = {{0}};
@@ -127,7 +140,8 @@ int cmd_compare(int argc, char **argv)
     convsel_model *model = NULL;
     convsel_measured_costs *measured = NULL;
     char single_name[32] = "";
-    double select_ms = 0.0, verified_select_ms = 0.0, oracle_profile_s = 0.0;
+    double select_ms = 0.0, verified_select_ms = 0.0, oracle_profile_s = 0.0, checked_select_ms = 0.0;
+    convsel_check_report check_report = {0};
     size_t np = convsel_primitive_count();
     convsel_status st = CONVSEL_OK;
 
@@ -160,7 +174,21 @@ int cmd_compare(int argc, char **argv)
         if (st != CONVSEL_OK)
             goto fail;
     }
-    int n_timed = verify ? N_PLANS : VERIFIED;
+    /* (a'') with --check: the fastest end to end of (a), (a') and oneDNN
+     * alone (its verification is made again: the same calls, timed anew). */
+    if (check) {
+        t0 = cli_now();
+        st = convsel_select_checked(net, &opts, &model_costs, (int)verify, convsel_model_uncertainty(model), &topts,
+                                    check_time, &plans[CHECKED], &check_report);
+        checked_select_ms = (cli_now() - t0) * 1e3;
+        if (st != CONVSEL_OK)
+            goto fail;
+    }
+    /* The plans timed end to end: (a)-(d), then (a') and (a'') when asked. */
+    int timed[N_PLANS], n_timed = 0;
+    for (int k = 0; k < N_PLANS; k++)
+        if ((k != VERIFIED || verify) && (k != CHECKED || check))
+            timed[n_timed++] = k;
 
     /* (d) the oracle: every applicable primitive measured on every layer. */
     if ((st = convsel_measured_costs_create(&topts, &measured)) != CONVSEL_OK)
@@ -200,11 +228,13 @@ int cmd_compare(int argc, char **argv)
     /* The networks, timed interleaved end to end. */
     convsel_timed_fn fns[N_PLANS];
     void *ctxs[N_PLANS];
-    for (int k = 0; k < n_timed; k++) {
+    convsel_timing timed_results[N_PLANS];
+    for (int j = 0; j < n_timed; j++) {
+        int k = timed[j];
         if ((st = convsel_runner_create(plans[k], 1, &runners[k])) != CONVSEL_OK)
             goto fail;
-        fns[k] = run_network;
-        ctxs[k] = runners[k];
+        fns[j] = run_network;
+        ctxs[j] = runners[k];
     }
     convsel_timing_options eopts;
     convsel_timing_options_default(&eopts);
@@ -212,8 +242,10 @@ int cmd_compare(int argc, char **argv)
     eopts.warmup_s = 0.3;
     eopts.min_rounds = 7;
     eopts.target_rel_ci = 0.01;
-    if ((st = convsel_time_interleaved((size_t)n_timed, fns, ctxs, &eopts, timings)) != CONVSEL_OK)
+    if ((st = convsel_time_interleaved((size_t)n_timed, fns, ctxs, &eopts, timed_results)) != CONVSEL_OK)
         goto fail;
+    for (int j = 0; j < n_timed; j++)
+        timings[timed[j]] = timed_results[j];
 
     double plan_measured = measured_total(plans[PLAN], &measured_costs);
     double speedup = timings[AUTO].median_ms / timings[PLAN].median_ms;
@@ -235,14 +267,24 @@ int cmd_compare(int argc, char **argv)
                    verify, timings[VERIFIED].median_ms, verified_select_ms, plans[VERIFIED]->verified_layers,
                    plans[VERIFIED]->verify_s, timings[VERIFIED].median_ms / timings[ORACLE].median_ms - 1.0,
                    timings[AUTO].median_ms / timings[VERIFIED].median_ms);
+        if (check)
+            printf(", \"checked_ms\": %.4f, \"checked_select_ms\": %.4f, \"check_s\": %.3f, \"check_kept\": \"%s\", "
+                   "\"check_model_plan_ms\": %.4f, \"check_verified_ms\": %.4f, \"check_onednn_alone_ms\": %.4f, "
+                   "\"checked_vs_oracle\": %.4f, \"checked_speedup_vs_onednn_auto\": %.4f",
+                   timings[CHECKED].median_ms, checked_select_ms, check_report.check_s,
+                   convsel_kept_plan_name(check_report.kept), check_report.model_plan_ms, check_report.verified_ms,
+                   check_report.onednn_alone_ms, timings[CHECKED].median_ms / timings[ORACLE].median_ms - 1.0,
+                   timings[AUTO].median_ms / timings[CHECKED].median_ms);
         printf("}\n");
     } else {
         cli_print_plan(plans[PLAN]);
         printf("\n%-13s %12s %10s %10s\n", "network run", "median_ms", "min_ms", "vs_plan");
-        for (int k = 0; k < n_timed; k++)
-            printf("%-13s %12.3f %10.3f %9.3fx%s%s\n", labels[k], timings[k].median_ms, timings[k].min_ms,
+        for (int j = 0; j < n_timed; j++) {
+            int k = timed[j];
+            printf("%-15s %12.3f %10.3f %9.3fx%s%s\n", labels[k], timings[k].median_ms, timings[k].min_ms,
                    timings[k].median_ms / timings[PLAN].median_ms, k == SINGLE ? "  " : "",
                    k == SINGLE ? single_name : "");
+        }
         printf("\nspeed-up over oneDNN alone: %.3fx; distance to the oracle: %+.1f%%\n", speedup, 100.0 * gap);
         printf("model selection took %.2f ms; exhaustive profiling took %.1f s (%.0fx longer)\n", select_ms,
                oracle_profile_s, oracle_profile_s * 1e3 / (select_ms > 0 ? select_ms : 1e-3));
@@ -252,6 +294,13 @@ int cmd_compare(int argc, char **argv)
                    verify, plans[VERIFIED]->verified_layers, plans[VERIFIED]->verify_s,
                    timings[AUTO].median_ms / timings[VERIFIED].median_ms,
                    100.0 * (timings[VERIFIED].median_ms / timings[ORACLE].median_ms - 1.0));
+        if (check)
+            printf("with --check: end to end %.3f (model plan) / %.3f (verified) / %.3f (oneDNN alone) ms in "
+                   "%.2f s, kept the %s; %.3fx faster than oneDNN alone, %+.1f%% from the oracle\n",
+                   check_report.model_plan_ms, check_report.verified_ms, check_report.onednn_alone_ms,
+                   check_report.check_s, convsel_kept_plan_name(check_report.kept),
+                   timings[AUTO].median_ms / timings[CHECKED].median_ms,
+                   100.0 * (timings[CHECKED].median_ms / timings[ORACLE].median_ms - 1.0));
     }
     goto done;
 fail:

@@ -9,7 +9,8 @@ static void usage(FILE *out)
 {
     fprintf(out,
             "usage: convsel select --net FILE [--mb N] [--threads N] [--model M] [--max-error E]\n"
-            "                      [--exclude LIST] [--verify K] [--uncertainty U] [-o PLAN] [--quiet]\n"
+            "                      [--exclude LIST] [--verify K] [--uncertainty U] [--check] [--check-time S]\n"
+            "                      [-o PLAN] [--quiet]\n"
             "\n"
             "Predicts every applicable primitive on every layer and chooses by dynamic programming\n"
             "along the layer sequence, counting the reorders between layouts (docs/selection.md).\n"
@@ -23,6 +24,9 @@ static void usage(FILE *out)
             "  --verify K       where the best predictions are too close to call, time the top K\n"
             "                   interleaved and choose by measurement\n"
             "  --uncertainty U  the model's relative uncertainty for --verify (default: the model's own)\n"
+            "  --check          then run the whole network with the model's plan, the verified plan\n"
+            "                   (with --verify) and oneDNN alone, interleaved, and keep the fastest\n"
+            "  --check-time S   seconds of --check's end-to-end timing (default 2)\n"
             "  -o PLAN          write the plan (JSON, docs/plan-format.md)\n"
             "  --quiet          no table\n");
 }
@@ -74,8 +78,8 @@ int cmd_select(int argc, char **argv)
 {
     const char *net_file = NULL, *model_file = NULL, *out = NULL, *exclude = NULL, *v;
     long mb = 0, threads = 1, verify = 0;
-    double max_error = 0.0, uncertainty = -1.0;
-    int quiet = 0;
+    double max_error = 0.0, uncertainty = -1.0, check_time = 2.0;
+    int quiet = 0, check = 0;
     for (int i = 1; i < argc; i++) {
         if (cli_is_help(argv[i])) {
             usage(stdout);
@@ -109,6 +113,12 @@ int cmd_select(int argc, char **argv)
         } else if (!strcmp(argv[i], "--uncertainty")) {
             if (!(v = cli_value("select", argc, argv, &i)) ||
                 !cli_parse_double("select", "--uncertainty", v, 0.0, 10.0, &uncertainty))
+                return CLI_USAGE;
+        } else if (!strcmp(argv[i], "--check")) {
+            check = 1;
+        } else if (!strcmp(argv[i], "--check-time")) {
+            if (!(v = cli_value("select", argc, argv, &i)) ||
+                !cli_parse_double("select", "--check-time", v, 0.0, 600.0, &check_time))
                 return CLI_USAGE;
         } else if (!strcmp(argv[i], "--quiet")) {
             quiet = 1;
@@ -145,8 +155,12 @@ int cmd_select(int argc, char **argv)
         convsel_timing_options topts;
         convsel_timing_options_default(&topts);
         double t0 = cli_now();
-        convsel_status st = verify ? convsel_select_verified(net, &opts, &costs, (int)verify, uncertainty, &topts, &plan)
-                                   : convsel_select(net, &opts, &costs, &plan);
+        convsel_check_report report;
+        convsel_status st =
+            check    ? convsel_select_checked(net, &opts, &costs, (int)verify, uncertainty, &topts, check_time, &plan,
+                                              &report)
+            : verify ? convsel_select_verified(net, &opts, &costs, (int)verify, uncertainty, &topts, &plan)
+                     : convsel_select(net, &opts, &costs, &plan);
         double select_ms = (cli_now() - t0) * 1e3;
         if (st != CONVSEL_OK) {
             rc = cli_fail("select", st);
@@ -158,6 +172,11 @@ int cmd_select(int argc, char **argv)
                     printf("; %zu layer%s verified by measurement in %.2f s", plan->verified_layers,
                            plan->verified_layers == 1 ? "" : "s", plan->verify_s);
                 printf("\n");
+                if (check)
+                    printf("checked end to end in %.2f s: %.3f ms (model plan), %.3f ms (verified), %.3f ms (oneDNN "
+                           "alone; 0: not timed); kept the %s\n",
+                           report.check_s, report.model_plan_ms, report.verified_ms, report.onednn_alone_ms,
+                           convsel_kept_plan_name(report.kept));
             }
             if (out && (st = convsel_plan_save(plan, out)) != CONVSEL_OK)
                 rc = cli_fail("select", st);

@@ -1,0 +1,153 @@
+/*
+ * Selection checked end to end (convsel_select_checked): the model's plan,
+ * the verified plan and oneDNN alone run as whole networks, interleaved; the
+ * fastest is kept.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "internal.h"
+
+/* End-to-end rounds of each finalist at least. */
+#define CHECK_MIN_ROUNDS 5
+
+const char *convsel_kept_plan_name(convsel_kept_plan kept)
+{
+    switch (kept) {
+    case CONVSEL_KEPT_MODEL_PLAN:
+        return "model plan";
+    case CONVSEL_KEPT_VERIFIED:
+        return "verified plan";
+    case CONVSEL_KEPT_ONEDNN_ALONE:
+        return "oneDNN alone";
+    }
+    return "?";
+}
+
+static int same_choices(const convsel_plan *a, const convsel_plan *b)
+{
+    if (a->n_layers != b->n_layers || a->boundary_layout != b->boundary_layout)
+        return 0;
+    for (size_t i = 0; i < a->n_layers; i++)
+        if (strcmp(a->layers[i].primitive, b->layers[i].primitive) != 0)
+            return 0;
+    return 1;
+}
+
+static convsel_status run_network(void *ctx)
+{
+    return convsel_runner_run(ctx);
+}
+
+enum { MODEL, VERIFIED, ALONE, N_FINALISTS };
+
+/* Times the finalists that exist and differ from an earlier one; a copy
+ * gets its twin's time. *best: the fastest median. */
+static convsel_status time_finalists(convsel_plan *const *plans, double max_time_s, double *median_ms, int *best)
+{
+    convsel_runner *runners[N_FINALISTS] = {0};
+    convsel_timed_fn fns[N_FINALISTS];
+    void *ctxs[N_FINALISTS];
+    convsel_timing timings[N_FINALISTS];
+    int twin[N_FINALISTS], slot[N_FINALISTS];
+    size_t m = 0;
+    convsel_status st = CONVSEL_OK;
+    for (int i = 0; i < N_FINALISTS && st == CONVSEL_OK; i++) {
+        twin[i] = i;
+        median_ms[i] = 0.0;
+        if (!plans[i])
+            continue;
+        for (int j = 0; j < i && twin[i] == i; j++)
+            if (plans[j] && same_choices(plans[i], plans[j]))
+                twin[i] = twin[j];
+        if (twin[i] != i)
+            continue;
+        st = convsel_runner_create(plans[i], 1, &runners[m]);
+        fns[m] = run_network;
+        ctxs[m] = runners[m];
+        slot[i] = (int)m++;
+    }
+    convsel_timing_options topts;
+    convsel_timing_options_default(&topts);
+    topts.warmup_s = 0.05;
+    topts.min_rounds = CHECK_MIN_ROUNDS;
+    topts.max_time_s = max_time_s;
+    topts.target_rel_ci = 0.01;
+    if (st == CONVSEL_OK && m > 1)
+        st = convsel_time_interleaved(m, fns, ctxs, &topts, timings);
+    for (int i = 0; i < N_FINALISTS && st == CONVSEL_OK; i++) {
+        if (!plans[i])
+            continue;
+        median_ms[i] = m > 1 ? timings[slot[twin[i]]].median_ms : 0.0;
+        /* Ties keep the earlier finalist: the model's plan, then the verified. */
+        if (i == 0 || median_ms[i] < median_ms[*best])
+            *best = i;
+    }
+    for (size_t j = 0; j < m; j++)
+        convsel_runner_destroy(runners[j]);
+    return st;
+}
+
+convsel_status convsel_select_checked(const convsel_network *network, const convsel_select_options *opts_in,
+                                      const convsel_cost_source *costs, int k, double uncertainty,
+                                      const convsel_timing_options *timing, double max_time_s, convsel_plan **plan,
+                                      convsel_check_report *report)
+{
+    convsel_select_options opts = {1, 0.0, NULL, 0};
+    if (opts_in)
+        opts = *opts_in;
+    if (!network || !costs || !plan || !(max_time_s >= 0))
+        return convsel_error(CONVSEL_INVALID_ARGUMENT, "convsel_select_checked: missing arguments or a negative time");
+    *plan = NULL;
+    convsel_plan *final[N_FINALISTS] = {0};
+    size_t np = convsel_primitive_count();
+    unsigned char *only_auto = malloc(np);
+    if (!only_auto)
+        return convsel_error(CONVSEL_OUT_OF_MEMORY, "out of memory");
+    convsel_status st = convsel_select(network, &opts, costs, &final[MODEL]);
+    if (st == CONVSEL_OK)
+        st = convsel_select_verified(network, &opts, costs, k, uncertainty, timing, &final[VERIFIED]);
+    if (st != CONVSEL_OK)
+        goto done;
+
+    /* oneDNN alone: onednn_auto everywhere, where it computes every layer
+     * (and the caller did not exclude it). */
+    double t0 = convsel_now();
+    size_t auto_index;
+    if ((st = convsel_primitive_find("onednn_auto", &auto_index)) != CONVSEL_OK)
+        goto done;
+    for (size_t i = 0; i < np; i++)
+        only_auto[i] = i != auto_index;
+    convsel_select_options auto_opts = opts;
+    auto_opts.excluded = only_auto;
+    auto_opts.verbose = 0;
+    if ((opts.excluded && opts.excluded[auto_index]) ||
+        convsel_select(network, &auto_opts, costs, &final[ALONE]) != CONVSEL_OK) {
+        final[ALONE] = NULL;
+        convsel_error_clear();
+    }
+
+    double median[N_FINALISTS];
+    int best = MODEL;
+    if ((st = time_finalists(final, max_time_s, median, &best)) != CONVSEL_OK)
+        goto done;
+    double check_s = convsel_now() - t0;
+    *plan = final[best];
+    final[best] = NULL;
+    (*plan)->verified_layers = final[VERIFIED] ? final[VERIFIED]->verified_layers : (*plan)->verified_layers;
+    (*plan)->verify_s = (final[VERIFIED] ? final[VERIFIED]->verify_s : (*plan)->verify_s) + check_s;
+    if (report) {
+        report->kept = best == MODEL ? CONVSEL_KEPT_MODEL_PLAN
+                       : best == VERIFIED ? CONVSEL_KEPT_VERIFIED
+                                          : CONVSEL_KEPT_ONEDNN_ALONE;
+        report->model_plan_ms = median[MODEL];
+        report->verified_ms = median[VERIFIED];
+        report->onednn_alone_ms = median[ALONE];
+        report->check_s = check_s;
+    }
+done:
+    for (int i = 0; i < N_FINALISTS; i++)
+        convsel_plan_destroy(final[i]);
+    free(only_auto);
+    return st;
+}
