@@ -13,7 +13,7 @@ over the primitives measured on both, by shape family.
 
 onednn_auto is left out, as in convsel eval; each record is scored on its minimum time.
 """
-import argparse, collections, csv, io, os, re, subprocess, sys
+import argparse, collections, csv, io, math, os, re, statistics, subprocess, sys
 
 ap = argparse.ArgumentParser()
 ap.add_argument('model'); ap.add_argument('target'); ap.add_argument('sources', nargs='+')
@@ -89,6 +89,19 @@ for name, g in sorted(groups.items(), key=lambda x: -len(x[1])) + [('all', rows)
     n = len(g)
     out.append(f'| {name} | {n} | {100 * sum(r[1] for r in g) / n:.1f}% | {100 * sum(r[2] for r in g) / n:.1f}% | '
                f'{100 * sum(r[3] for r in g) / n:.1f}% |')
+# How one family's shift varies: the change of a pair's log time ratio between the CPUs.
+pairs = (('gemm_1x1', 'onednn_gemm'), ('onednn_gemm', 'onednn_direct'), ('direct_simd', 'onednn_direct'))
+out += ['', 'Change of log(time of A / time of B) from the source to the target, per family (10+ configurations):', '',
+        '| A / B | shape family | configurations | median | interquartile range |', '|---|---|---|---|---|']
+for pa, pb in pairs:
+    by = collections.defaultdict(list)
+    for key in tgt:
+        if key in src and all(p in tgt[key] and p in src[key] for p in (pa, pb)):
+            by[family(info[key])].append(math.log(tgt[key][pa] / tgt[key][pb]) - math.log(src[key][pa] / src[key][pb]))
+    for fam, v in sorted(by.items()):
+        if len(v) >= 10:
+            q = statistics.quantiles(v, n=4)
+            out.append(f'| {pa} / {pb} | {fam} | {len(v)} | {statistics.median(v):+.2f} | {q[0]:+.2f} to {q[2]:+.2f} |')
 text = '\n'.join(out) + '\n'
 if a.out:
     open(a.out, 'w').write(text)

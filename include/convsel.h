@@ -948,9 +948,11 @@ convsel_status convsel_select_verified(const convsel_network *network, const con
  * network, interleaved, and the fastest median is returned. Per-layer
  * timings (each layer alone, its data warm) do not always add up inside a
  * network; this check keeps a plan they mislead from being returned when
- * the network itself says otherwise. max_time_s bounds the end-to-end timing
- * once 5 rounds are done. The plan's verify_s includes the check; report
- * (may be NULL) says which plan was kept and the three medians.
+ * the network itself says otherwise. Each finalist runs once first; one
+ * whose pass takes over 1.5x the fastest pass is out (its time: that pass).
+ * The others are timed interleaved, at least 5 rounds, then up to
+ * max_time_s. The plan's verify_s includes the check; report (may be NULL)
+ * says which plan was kept and the three times.
  */
 typedef enum {
     CONVSEL_KEPT_MODEL_PLAN,   /* the plan from costs */

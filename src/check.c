@@ -10,6 +10,9 @@
 
 /* End-to-end rounds of each finalist at least. */
 #define CHECK_MIN_ROUNDS 5
+/* A finalist whose first pass takes this many times the fastest first pass
+ * is not timed further. */
+#define CHECK_DROP_RATIO 1.5
 
 const char *convsel_kept_plan_name(convsel_kept_plan kept)
 {
@@ -67,14 +70,39 @@ static convsel_status time_finalists(convsel_plan *const *plans, double max_time
         ctxs[m] = runners[m];
         slot[i] = (int)m++;
     }
+    /* One pass of each (the first touches every buffer); a finalist more than
+     * CHECK_DROP_RATIO slower than the fastest pass is out before the
+     * interleaved rounds (oneDNN alone can take 200x the plan's time). */
+    double first_ms[N_FINALISTS] = {0}, fastest = 0.0;
+    for (size_t j = 0; j < m && m > 1 && st == CONVSEL_OK; j++) {
+        double t0 = convsel_now();
+        st = convsel_runner_run(runners[j]);
+        first_ms[j] = (convsel_now() - t0) * 1e3;
+        fastest = j == 0 || first_ms[j] < fastest ? first_ms[j] : fastest;
+    }
+    int dropped[N_FINALISTS] = {0};
+    size_t kept = 0;
+    for (size_t j = 0; j < m && m > 1 && st == CONVSEL_OK; j++) {
+        dropped[j] = first_ms[j] > CHECK_DROP_RATIO * fastest;
+        if (!dropped[j]) {
+            fns[kept] = fns[j];
+            ctxs[kept] = ctxs[j];
+            kept++;
+        }
+    }
     convsel_timing_options topts;
     convsel_timing_options_default(&topts);
     topts.warmup_s = 0.05;
     topts.min_rounds = CHECK_MIN_ROUNDS;
     topts.max_time_s = max_time_s;
     topts.target_rel_ci = 0.01;
-    if (st == CONVSEL_OK && m > 1)
-        st = convsel_time_interleaved(m, fns, ctxs, &topts, timings);
+    convsel_timing measured[N_FINALISTS];
+    if (st == CONVSEL_OK && m > 1 && kept > 1)
+        st = convsel_time_interleaved(kept, fns, ctxs, &topts, measured);
+    /* Back to the runners' order; a dropped finalist (or a lone survivor)
+     * keeps its one pass. */
+    for (size_t j = 0, k = 0; j < m && m > 1 && st == CONVSEL_OK; j++)
+        timings[j].median_ms = dropped[j] || kept < 2 ? first_ms[j] : measured[k++].median_ms;
     for (int i = 0; i < N_FINALISTS && st == CONVSEL_OK; i++) {
         if (!plans[i])
             continue;
