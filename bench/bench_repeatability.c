@@ -95,6 +95,14 @@ static double spearman(const double *a, const double *b, size_t n)
     return saa > 0 && sbb > 0 ? sab / sqrt(saa * sbb) : NAN;
 }
 
+/* A record the selection-stability table ranks: a convolution, onednn_auto
+ * left out (it dispatches to the onednn_direct kernel, as convsel eval
+ * treats it). */
+static int ranked(const convsel_record *r)
+{
+    return r->kind == CONVSEL_RECORD_CONV && strcmp(r->primitive, "onednn_auto") != 0;
+}
+
 static int cmp_double(const void *a, const void *b)
 {
     double x = *(const double *)a, y = *(const double *)b;
@@ -302,12 +310,12 @@ int main(int argc, char **argv)
         size_t n_cfg = 0, same = 0, n_rho = 0;
         double worst = 0.0, regret_sum = 0.0, rho_sum = 0.0;
         for (size_t i = 0; i < n_pairs; i++) {
-            if (pairs[i].a->kind != CONVSEL_RECORD_CONV || strcmp(pairs[i].a->primitive, "onednn_auto") == 0)
+            if (!ranked(pairs[i].a))
                 continue;
             config_key(pairs[i].a, ka, sizeof ka);
             int first = 1; /* the first pair of its configuration? */
             for (size_t j = 0; j < i && first; j++) {
-                if (pairs[j].a->kind != CONVSEL_RECORD_CONV || strcmp(pairs[j].a->primitive, "onednn_auto") == 0)
+                if (!ranked(pairs[j].a))
                     continue;
                 config_key(pairs[j].a, kb, sizeof kb);
                 first = strcmp(ka, kb) != 0;
@@ -317,7 +325,7 @@ int main(int argc, char **argv)
             const convsel_record *best_a = NULL, *best_b = NULL, *pick_in_b = NULL;
             size_t m = 0;
             for (size_t j = i; j < n_pairs; j++) {
-                if (pairs[j].a->kind != CONVSEL_RECORD_CONV || strcmp(pairs[j].a->primitive, "onednn_auto") == 0)
+                if (!ranked(pairs[j].a))
                     continue;
                 config_key(pairs[j].a, kb, sizeof kb);
                 if (strcmp(ka, kb) != 0)

@@ -971,6 +971,17 @@ typedef struct convsel_check_report {
 
 const char *convsel_kept_plan_name(convsel_kept_plan kept);
 
+/*
+ * The check alone, on plans already made: model_plan, verified_plan (may be
+ * NULL) and oneDNN alone (built here from costs and opts) timed as above;
+ * *plan receives a copy of the fastest, with verified_plan's
+ * verified_layers and its verify_s plus the check's seconds.
+ */
+convsel_status convsel_check_plans(const convsel_network *network, const convsel_select_options *opts,
+                                   const convsel_cost_source *costs, const convsel_plan *model_plan,
+                                   const convsel_plan *verified_plan, double max_time_s, convsel_plan **plan,
+                                   convsel_check_report *report);
+
 convsel_status convsel_select_checked(const convsel_network *network, const convsel_select_options *opts,
                                       const convsel_cost_source *costs, int k, double uncertainty,
                                       const convsel_timing_options *timing, double max_time_s, convsel_plan **plan,

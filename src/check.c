@@ -1,7 +1,7 @@
 /*
- * Selection checked end to end (convsel_select_checked): the model's plan,
- * the verified plan and oneDNN alone run as whole networks, interleaved; the
- * fastest is kept.
+ * Selection checked end to end (convsel_check_plans, convsel_select_checked):
+ * the model's plan, the verified plan and oneDNN alone run as whole
+ * networks, interleaved; the fastest is kept.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -46,7 +46,8 @@ enum { MODEL, VERIFIED, ALONE, N_FINALISTS };
 
 /* Times the finalists that exist and differ from an earlier one; a copy
  * gets its twin's time. *best: the fastest median. */
-static convsel_status time_finalists(convsel_plan *const *plans, double max_time_s, double *median_ms, int *best)
+static convsel_status time_finalists(const convsel_plan *const *plans, double max_time_s, double *median_ms,
+                                     int *best)
 {
     convsel_runner *runners[N_FINALISTS] = {0};
     convsel_timed_fn fns[N_FINALISTS];
@@ -116,66 +117,99 @@ static convsel_status time_finalists(convsel_plan *const *plans, double max_time
     return st;
 }
 
-convsel_status convsel_select_checked(const convsel_network *network, const convsel_select_options *opts_in,
-                                      const convsel_cost_source *costs, int k, double uncertainty,
-                                      const convsel_timing_options *timing, double max_time_s, convsel_plan **plan,
-                                      convsel_check_report *report)
+/* A copy of src with its own layers. */
+static convsel_status plan_copy(const convsel_plan *src, convsel_plan **out)
+{
+    convsel_plan *p = malloc(sizeof *p);
+    convsel_plan_layer *layers = malloc((src->n_layers ? src->n_layers : 1) * sizeof *layers);
+    if (!p || !layers) {
+        free(p);
+        free(layers);
+        return convsel_error(CONVSEL_OUT_OF_MEMORY, "out of memory");
+    }
+    *p = *src;
+    memcpy(layers, src->layers, src->n_layers * sizeof *layers);
+    p->layers = layers;
+    *out = p;
+    return CONVSEL_OK;
+}
+
+convsel_status convsel_check_plans(const convsel_network *network, const convsel_select_options *opts_in,
+                                   const convsel_cost_source *costs, const convsel_plan *model_plan,
+                                   const convsel_plan *verified_plan, double max_time_s, convsel_plan **plan,
+                                   convsel_check_report *report)
 {
     convsel_select_options opts = {1, 0.0, NULL, 0};
     if (opts_in)
         opts = *opts_in;
-    if (!network || !costs || !plan || !(max_time_s >= 0))
-        return convsel_error(CONVSEL_INVALID_ARGUMENT, "convsel_select_checked: missing arguments or a negative time");
+    if (!network || !costs || !model_plan || !plan || !(max_time_s >= 0))
+        return convsel_error(CONVSEL_INVALID_ARGUMENT, "convsel_check_plans: missing arguments or a negative time");
     *plan = NULL;
-    convsel_plan *final[N_FINALISTS] = {0};
-    size_t np = convsel_primitive_count();
+    double t0 = convsel_now();
+    size_t np = convsel_primitive_count(), auto_index;
+    convsel_status st = convsel_primitive_find("onednn_auto", &auto_index);
+    if (st != CONVSEL_OK)
+        return st;
     unsigned char *only_auto = malloc(np);
     if (!only_auto)
         return convsel_error(CONVSEL_OUT_OF_MEMORY, "out of memory");
-    convsel_status st = convsel_select(network, &opts, costs, &final[MODEL]);
-    if (st == CONVSEL_OK)
-        st = convsel_select_verified(network, &opts, costs, k, uncertainty, timing, &final[VERIFIED]);
-    if (st != CONVSEL_OK)
-        goto done;
 
     /* oneDNN alone: onednn_auto everywhere, where it computes every layer
      * (and the caller did not exclude it). */
-    double t0 = convsel_now();
-    size_t auto_index;
-    if ((st = convsel_primitive_find("onednn_auto", &auto_index)) != CONVSEL_OK)
-        goto done;
+    convsel_plan *alone = NULL;
     for (size_t i = 0; i < np; i++)
         only_auto[i] = i != auto_index;
     convsel_select_options auto_opts = opts;
     auto_opts.excluded = only_auto;
     auto_opts.verbose = 0;
-    if ((opts.excluded && opts.excluded[auto_index]) ||
-        convsel_select(network, &auto_opts, costs, &final[ALONE]) != CONVSEL_OK) {
-        final[ALONE] = NULL;
+    if ((opts.excluded && opts.excluded[auto_index]) || convsel_select(network, &auto_opts, costs, &alone) != CONVSEL_OK) {
+        alone = NULL;
         convsel_error_clear();
     }
 
+    const convsel_plan *const final[N_FINALISTS] = {model_plan, verified_plan, alone};
     double median[N_FINALISTS];
     int best = MODEL;
-    if ((st = time_finalists(final, max_time_s, median, &best)) != CONVSEL_OK)
-        goto done;
+    st = time_finalists(final, max_time_s, median, &best);
     double check_s = convsel_now() - t0;
-    *plan = final[best];
-    final[best] = NULL;
-    (*plan)->verified_layers = final[VERIFIED] ? final[VERIFIED]->verified_layers : (*plan)->verified_layers;
-    (*plan)->verify_s = (final[VERIFIED] ? final[VERIFIED]->verify_s : (*plan)->verify_s) + check_s;
-    if (report) {
-        report->kept = best == MODEL ? CONVSEL_KEPT_MODEL_PLAN
-                       : best == VERIFIED ? CONVSEL_KEPT_VERIFIED
-                                          : CONVSEL_KEPT_ONEDNN_ALONE;
-        report->model_plan_ms = median[MODEL];
-        report->verified_ms = median[VERIFIED];
-        report->onednn_alone_ms = median[ALONE];
-        report->check_s = check_s;
+    if (st == CONVSEL_OK)
+        st = plan_copy(final[best], plan);
+    if (st == CONVSEL_OK) {
+        if (verified_plan) {
+            (*plan)->verified_layers = verified_plan->verified_layers;
+            (*plan)->verify_s = verified_plan->verify_s;
+        }
+        (*plan)->verify_s += check_s;
+        if (report) {
+            report->kept = best == MODEL ? CONVSEL_KEPT_MODEL_PLAN
+                           : best == VERIFIED ? CONVSEL_KEPT_VERIFIED
+                                              : CONVSEL_KEPT_ONEDNN_ALONE;
+            report->model_plan_ms = median[MODEL];
+            report->verified_ms = median[VERIFIED];
+            report->onednn_alone_ms = median[ALONE];
+            report->check_s = check_s;
+        }
     }
-done:
-    for (int i = 0; i < N_FINALISTS; i++)
-        convsel_plan_destroy(final[i]);
+    convsel_plan_destroy(alone);
     free(only_auto);
+    return st;
+}
+
+convsel_status convsel_select_checked(const convsel_network *network, const convsel_select_options *opts,
+                                      const convsel_cost_source *costs, int k, double uncertainty,
+                                      const convsel_timing_options *timing, double max_time_s, convsel_plan **plan,
+                                      convsel_check_report *report)
+{
+    if (!network || !costs || !plan || !(max_time_s >= 0))
+        return convsel_error(CONVSEL_INVALID_ARGUMENT, "convsel_select_checked: missing arguments or a negative time");
+    *plan = NULL;
+    convsel_plan *model_plan = NULL, *verified = NULL;
+    convsel_status st = convsel_select(network, opts, costs, &model_plan);
+    if (st == CONVSEL_OK)
+        st = convsel_select_verified(network, opts, costs, k, uncertainty, timing, &verified);
+    if (st == CONVSEL_OK)
+        st = convsel_check_plans(network, opts, costs, model_plan, verified, max_time_s, plan, report);
+    convsel_plan_destroy(model_plan);
+    convsel_plan_destroy(verified);
     return st;
 }
