@@ -463,42 +463,70 @@ convsel_status convsel_model_predict_ms(const convsel_model *model, const convse
     return CONVSEL_OK;
 }
 
-/* Rows predicted together, tree by tree. A model of a few hundred trees per
- * primitive takes megabytes, more than L2: walking every tree for one request
- * after another streams the whole model from memory for each request, while
- * a block of requests per tree reads each tree once. The sums run in the
- * order convsel_ensemble_predict uses, so the results are bit-identical. */
-#define PREDICT_BLOCK 128
+/* Rows predicted together, tree by tree. A model of a few hundred trees
+ * takes megabytes, more than L2: walking every tree for one request after
+ * another streams the whole model from memory for each request, while a
+ * block of requests per tree reads each tree once. A block of 1024 holds a
+ * whole network's candidates (ResNet-50's fit in one), so selection reads the
+ * model once. The sums run in the order convsel_ensemble_predict uses, so the
+ * results are bit-identical. */
+#define PREDICT_BLOCK 1024
 
-static void predict_block(const convsel_model *m, const convsel_model_query *q, size_t n, double *ms)
+typedef struct predict_ws {
+    float (*x)[CONVSEL_FEATURE_COUNT];
+    double *sum;
+    size_t *ens, *rows;
+    const convsel_fingerprint **cpu;
+} predict_ws;
+
+static void predict_ws_free(predict_ws *w)
 {
-    float x[PREDICT_BLOCK][CONVSEL_FEATURE_COUNT];
-    double sum[PREDICT_BLOCK];
-    size_t ens[PREDICT_BLOCK];
-    const convsel_fingerprint *cpu[PREDICT_BLOCK];
+    free(w->x);
+    free(w->sum);
+    free(w->ens);
+    free(w->rows);
+    free((void *)w->cpu);
+}
+
+static convsel_status predict_ws_alloc(predict_ws *w)
+{
+    w->x = malloc(PREDICT_BLOCK * sizeof *w->x);
+    w->sum = malloc(PREDICT_BLOCK * sizeof *w->sum);
+    w->ens = malloc(PREDICT_BLOCK * sizeof *w->ens);
+    w->rows = malloc(PREDICT_BLOCK * sizeof *w->rows);
+    w->cpu = malloc(PREDICT_BLOCK * sizeof *w->cpu);
+    if (w->x && w->sum && w->ens && w->rows && w->cpu)
+        return CONVSEL_OK;
+    predict_ws_free(w);
+    return convsel_error(CONVSEL_OUT_OF_MEMORY, "out of memory predicting");
+}
+
+static void predict_block(const convsel_model *m, const convsel_model_query *q, size_t n, double *ms,
+                          const predict_ws *w)
+{
     int single = m->params.mode == CONVSEL_MODEL_SINGLE;
     for (size_t r = 0; r < n; r++) {
-        cpu[r] = q[r].cpu ? q[r].cpu : m->n_fingerprints ? &m->fingerprints[0] : NULL;
-        convsel_features_compute(q[r].problem, q[r].threads, (int)q[r].primitive, cpu[r], x[r]);
-        ens[r] = single ? 0 : q[r].primitive;
-        sum[r] = m->ensembles[ens[r]].base;
+        w->cpu[r] = q[r].cpu ? q[r].cpu : m->n_fingerprints ? &m->fingerprints[0] : NULL;
+        convsel_features_compute(q[r].problem, q[r].threads, (int)q[r].primitive, w->cpu[r], w->x[r]);
+        w->ens[r] = single ? 0 : q[r].primitive;
+        w->sum[r] = m->ensembles[w->ens[r]].base;
     }
     for (size_t e = 0; e < m->n_ensembles; e++) {
         const convsel_ensemble *en = &m->ensembles[e];
-        size_t rows[PREDICT_BLOCK], k = 0;
+        size_t k = 0;
         for (size_t r = 0; r < n; r++)
-            if (ens[r] == e)
-                rows[k++] = r;
+            if (w->ens[r] == e)
+                w->rows[k++] = r;
         for (size_t t = 0; k && t < en->n_trees; t++)
             for (size_t i = 0; i < k; i++)
-                sum[rows[i]] += convsel_tree_predict(&en->trees[t], x[rows[i]]);
+                w->sum[w->rows[i]] += convsel_tree_predict(&en->trees[t], w->x[w->rows[i]]);
     }
     for (size_t r = 0; r < n; r++) {
         size_t j = q[r].primitive;
-        double log_ms = sum[r] + convsel_target_offset(&m->params, q[r].problem, q[r].threads, cpu[r],
-                                                       m->utilisation[j], m->overhead_ms[j]);
+        double log_ms = w->sum[r] + convsel_target_offset(&m->params, q[r].problem, q[r].threads, w->cpu[r],
+                                                          m->utilisation[j], m->overhead_ms[j]);
         if (m->n_calibrations)
-            log_ms = convsel_calibration_apply(m, j, cpu[r], x[r], log_ms);
+            log_ms = convsel_calibration_apply(m, j, w->cpu[r], w->x[r], log_ms);
         ms[r] = exp(log_ms);
     }
 }
@@ -508,37 +536,47 @@ convsel_status convsel_model_predict_batch(const convsel_model *model, const con
 {
     if (!model || (n && (!queries || !ms)))
         return convsel_error(CONVSEL_INVALID_ARGUMENT, "NULL argument");
-    for (size_t begin = 0; begin < n; begin += PREDICT_BLOCK) {
-        size_t count = n - begin < PREDICT_BLOCK ? n - begin : PREDICT_BLOCK;
-        for (size_t i = begin; i < begin + count; i++) {
-            const convsel_model_query *q = &queries[i];
-            if (q->primitive >= model->n_primitives)
-                return convsel_error(CONVSEL_INVALID_ARGUMENT, "query %zu: the model has no primitive %zu", i,
-                                     q->primitive);
-            convsel_status st = check_query(q->problem, q->threads);
-            if (st != CONVSEL_OK)
-                return convsel_error(st, "query %zu: %s", i, convsel_last_error());
-        }
-        predict_block(model, queries + begin, count, ms + begin);
+    for (size_t i = 0; i < n; i++) {
+        const convsel_model_query *q = &queries[i];
+        if (q->primitive >= model->n_primitives)
+            return convsel_error(CONVSEL_INVALID_ARGUMENT, "query %zu: the model has no primitive %zu", i,
+                                 q->primitive);
+        convsel_status st = check_query(q->problem, q->threads);
+        if (st != CONVSEL_OK)
+            return convsel_error(st, "query %zu: %s", i, convsel_last_error());
     }
-    return CONVSEL_OK;
+    predict_ws w = {0};
+    convsel_status st = n ? predict_ws_alloc(&w) : CONVSEL_OK;
+    for (size_t begin = 0; st == CONVSEL_OK && begin < n; begin += PREDICT_BLOCK) {
+        size_t count = n - begin < PREDICT_BLOCK ? n - begin : PREDICT_BLOCK;
+        predict_block(model, queries + begin, count, ms + begin, &w);
+    }
+    predict_ws_free(&w);
+    return st;
 }
 
 convsel_status convsel_model_predict_table(const convsel_model *model, const convsel_table *t, const uint8_t *mask,
                                            double *pred)
 {
     size_t *map = malloc((t->n_names ? t->n_names : 1) * sizeof *map);
-    if (!map)
+    convsel_model_query *q = malloc(PREDICT_BLOCK * sizeof *q);
+    size_t *rows = malloc(PREDICT_BLOCK * sizeof *rows);
+    double *ms = malloc(PREDICT_BLOCK * sizeof *ms);
+    predict_ws w = {0};
+    if (!map || !q || !rows || !ms || predict_ws_alloc(&w) != CONVSEL_OK) {
+        free(map);
+        free(q);
+        free(rows);
+        free(ms);
         return convsel_error(CONVSEL_OUT_OF_MEMORY, "out of memory");
+    }
     for (size_t k = 0; k < t->n_names; k++) {
         map[k] = SIZE_MAX;
         for (size_t j = 0; j < model->n_primitives; j++)
             if (strcmp(model->primitives[j], t->names[k]) == 0)
                 map[k] = j;
     }
-    convsel_model_query q[PREDICT_BLOCK];
-    size_t rows[PREDICT_BLOCK], k = 0;
-    double ms[PREDICT_BLOCK];
+    size_t k = 0;
     for (size_t i = 0; i <= t->n; i++) {
         if (i < t->n) {
             size_t j = map[t->primitive[i]];
@@ -550,13 +588,17 @@ convsel_status convsel_model_predict_table(const convsel_model *model, const con
             rows[k++] = i;
         }
         if (k == PREDICT_BLOCK || (i == t->n && k)) {
-            predict_block(model, q, k, ms);
+            predict_block(model, q, k, ms, &w);
             for (size_t r = 0; r < k; r++)
                 pred[rows[r]] = ms[r];
             k = 0;
         }
     }
     free(map);
+    free(q);
+    free(rows);
+    free(ms);
+    predict_ws_free(&w);
     return CONVSEL_OK;
 }
 

@@ -78,7 +78,14 @@ import json, sys
 r = json.load(open(sys.argv[1]))
 assert r["checked_ms"] > 0 and r["check_s"] > 0
 assert r["check_kept"] in ("model plan", "verified plan", "oneDNN alone"), r["check_kept"]
+# The checked plan is a copy of one timed row and reports that row's time (no
+# --verify here: a kept verified plan is the model's plan again).
+same = r["onednn_auto_ms"] if r["check_kept"] == "oneDNN alone" else r["plan_ms"]
+assert r["checked_ms"] == same, (r["checked_ms"], same)
 PY
+expect_rc 0 compare --net "$tmp/tiny.txt" --verify 2 --check --check-time 0.1 --max-time 0.3 --profile-time 0.02
+grep -Eq "^checked plan .*= (model plan|verified plan|onednn_auto)$" "$tmp/out" ||
+    fail "compare --check names no row its plan copies: $(cat "$tmp/out")"
 expect_rc 2 select --net "$tmp/tiny.txt" --check --check-time -1
 grep -q -- "--check-time" "$tmp/err" || fail "bad --check-time not named: $(cat "$tmp/err")"
 
