@@ -53,7 +53,7 @@ with open(sys.argv[2], "w") as f:
     f.write("`bash bench/learner_params.sh` — `convsel eval --cv random` (20%% of the layers held out) "
             "with seeds %s, metrics averaged (docs/learner.md). avx2: data/avx2.msgpack; avx512: the three "
             "AVX-512 datasets. Run on %s.\n\n" % (sys.argv[3], sys.argv[4]))
-    f.write("What it says: docs/learner.md, \"Tree depth, and a loss for ranking\".\n\n")
+    f.write("What it says: docs/learner.md, \"Tree depth, a loss for ranking, padding features\".\n\n")
     f.write("| data | parameters | MAPE | Spearman per config | top-1 | regret mean | regret p95 |\n")
     f.write("|---|---|---|---|---|---|---|\n")
     for (d, p), runs in groups.items():
