@@ -100,8 +100,8 @@ with open(prefix + ".md", "w") as f:
     if check:
         f.write(f"\n## With `--verify {verify} --check` (then the fastest end to end of the model's plan, the verified "
                 "plan and oneDNN alone)\n\n"
-                "The check's own end-to-end medians are in the `check_*` columns of the CSV; the kept plan is timed "
-                "again here with the others.\n\n"
+                "The check's own end-to-end medians are in the `check_*` columns of the CSV; checked ms is the time "
+                "of the row the kept plan copies (model plan, verified plan or onednn_auto), timed with the others.\n\n"
                 "| network | threads | kept | checked ms | speed-up | gap to oracle | check s |\n"
                 "|---|---|---|---|---|---|---|\n")
         for r in rows:

@@ -10,9 +10,14 @@
 
 /* End-to-end rounds of each finalist at least. */
 #define CHECK_MIN_ROUNDS 5
-/* A finalist whose first pass takes this many times the fastest first pass
- * is not timed further. */
+/* A finalist whose warm pass takes this many times the fastest warm pass is
+ * not timed further. */
 #define CHECK_DROP_RATIO 1.5
+/* A finalist whose first (cold) pass takes this many times the fastest cold
+ * pass is out without a warm pass: cold passes can take 3x a warm one (page
+ * faults, oneDNN's first execution; ResNet-50's verified plan at 2 threads:
+ * 96 ms cold, 31 ms warm), but oneDNN alone can take 200x the plan's time. */
+#define CHECK_COLD_RATIO 10.0
 
 const char *convsel_kept_plan_name(convsel_kept_plan kept)
 {
@@ -71,20 +76,34 @@ static convsel_status time_finalists(const convsel_plan *const *plans, double ma
         ctxs[m] = runners[m];
         slot[i] = (int)m++;
     }
-    /* One pass of each (the first touches every buffer); a finalist more than
-     * CHECK_DROP_RATIO slower than the fastest pass is out before the
-     * interleaved rounds (oneDNN alone can take 200x the plan's time). */
-    double first_ms[N_FINALISTS] = {0}, fastest = 0.0;
+    /* A cold pass of each (it touches every buffer for the first time), then
+     * a warm pass of those within CHECK_COLD_RATIO of the fastest cold one; a
+     * finalist more than CHECK_DROP_RATIO slower than the fastest warm pass
+     * is out before the interleaved rounds. Judging by the cold pass alone
+     * dropped plans that were the fastest once warm. */
+    double first_ms[N_FINALISTS] = {0}, fastest = 0.0, fastest_warm = 0.0;
     for (size_t j = 0; j < m && m > 1 && st == CONVSEL_OK; j++) {
         double t0 = convsel_now();
         st = convsel_runner_run(runners[j]);
         first_ms[j] = (convsel_now() - t0) * 1e3;
         fastest = j == 0 || first_ms[j] < fastest ? first_ms[j] : fastest;
     }
-    int dropped[N_FINALISTS] = {0};
+    int dropped[N_FINALISTS] = {0}, have_warm = 0;
+    for (size_t j = 0; j < m && m > 1 && st == CONVSEL_OK; j++) {
+        if (first_ms[j] > CHECK_COLD_RATIO * fastest) {
+            dropped[j] = 1;
+            continue;
+        }
+        double t0 = convsel_now();
+        st = convsel_runner_run(runners[j]);
+        first_ms[j] = (convsel_now() - t0) * 1e3;
+        if (!have_warm || first_ms[j] < fastest_warm)
+            fastest_warm = first_ms[j];
+        have_warm = 1;
+    }
     size_t kept = 0;
     for (size_t j = 0; j < m && m > 1 && st == CONVSEL_OK; j++) {
-        dropped[j] = first_ms[j] > CHECK_DROP_RATIO * fastest;
+        dropped[j] = dropped[j] || first_ms[j] > CHECK_DROP_RATIO * fastest_warm;
         if (!dropped[j]) {
             fns[kept] = fns[j];
             ctxs[kept] = ctxs[j];
@@ -101,7 +120,7 @@ static convsel_status time_finalists(const convsel_plan *const *plans, double ma
     if (st == CONVSEL_OK && m > 1 && kept > 1)
         st = convsel_time_interleaved(kept, fns, ctxs, &topts, measured);
     /* Back to the runners' order; a dropped finalist (or a lone survivor)
-     * keeps its one pass. */
+     * keeps its last pass (warm where it had one). */
     for (size_t j = 0, k = 0; j < m && m > 1 && st == CONVSEL_OK; j++)
         timings[j].median_ms = dropped[j] || kept < 2 ? first_ms[j] : measured[k++].median_ms;
     for (int i = 0; i < N_FINALISTS && st == CONVSEL_OK; i++) {

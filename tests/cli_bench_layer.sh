@@ -3,10 +3,7 @@
 # $1: the convsel binary.
 set -u
 convsel=${1:?usage: cli_bench_layer.sh path/to/convsel}
-failed=0
-fail() { echo "FAIL: $*" >&2; failed=1; }
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
+source "$(dirname "${BASH_SOURCE[0]}")/shell_lib.sh"
 
 "$convsel" bench-layer --help >"$tmp/out" 2>&1 || fail "--help exited $?"
 grep -q "usage: convsel bench-layer" "$tmp/out" || fail "--help prints no usage"
@@ -96,4 +93,4 @@ EOF
 grep -q "median ms" "$tmp/out" || fail "table has no header"
 grep -q "^reference " "$tmp/out" || fail "reference not listed when selected: $(cat "$tmp/out")"
 
-exit $failed
+finish cli_bench_layer

@@ -5,19 +5,8 @@
 # convsel binary.
 set -u
 convsel=${1:?usage: cli_calibrate.sh path/to/convsel}
-failed=0
-fail() { echo "FAIL: $*" >&2; failed=1; }
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
+source "$(dirname "${BASH_SOURCE[0]}")/shell_lib.sh"
 unset CONVSEL_ISA OPENBLAS_CORETYPE CONVSEL_MODEL
-
-expect_rc() { # expect_rc WANT ARGS...
-    local want=$1
-    shift
-    "$convsel" "$@" >"$tmp/out" 2>"$tmp/err"
-    local rc=$?
-    [ $rc -eq "$want" ] || fail "convsel $* exited $rc, want $want: $(cat "$tmp/err")"
-}
 
 expect_rc 0 calibrate --help
 grep -q "^usage: convsel" "$tmp/out" || fail "calibrate --help prints no usage"
@@ -64,4 +53,4 @@ expect_rc 2 calibrate --model "$tmp/source_model.msgpack" --from-data "$tmp/samp
 "$convsel" --isa avx2 predict --model "$tmp/cal.msgpack" 'mb1ic8ih8oc8oh8kh3ph1' >"$tmp/out" 2>"$tmp/err" ||
     fail "predict with the calibrated model exited $?: $(cat "$tmp/err")"
 
-exit $failed
+finish cli_calibrate

@@ -4,10 +4,7 @@
 # that convsel_isa_prepare_process does). $1: the convsel binary.
 set -u
 convsel=${1:?usage: cli_isa.sh path/to/convsel}
-failed=0
-fail() { echo "FAIL: $*" >&2; failed=1; }
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
+source "$(dirname "${BASH_SOURCE[0]}")/shell_lib.sh"
 unset CONVSEL_ISA OPENBLAS_CORETYPE
 
 "$convsel" --isa avx2 primitives >"$tmp/out" 2>"$tmp/err" || fail "--isa avx2 primitives exited $?: $(cat "$tmp/err")"
@@ -59,4 +56,4 @@ if grep -qw avx512f /proc/cpuinfo; then
     version_has --isa avx512 -- "openblas core: skylakex"
 fi
 
-exit $failed
+finish cli_isa

@@ -4,65 +4,53 @@
 # same seed -> same model bytes, metrics as JSON, ranked predictions, and the
 # error paths (exit codes 1 and 2, messages naming the file). A few seconds.
 set -u
-CONVSEL=${1:?usage: cli_learner.sh path/to/convsel}
-GEN="$(dirname "$CONVSEL")/synthetic_dataset"
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-fail() {
-    echo "FAIL: $*" >&2
-    exit 1
-}
-expect_rc() { # expected-rc description command...
-    local want=$1 what=$2
-    shift 2
-    "$@" >"$tmp/out" 2>"$tmp/err"
-    local rc=$?
-    [ "$rc" -eq "$want" ] || { cat "$tmp/out" "$tmp/err" >&2; fail "$what: exit $rc, want $want"; }
-}
-[ -x "$GEN" ] || fail "$GEN not built"
-"$GEN" "$tmp/data.msgpack" 1 || fail "cannot write the synthetic dataset"
+convsel=${1:?usage: cli_learner.sh path/to/convsel}
+GEN="$(dirname "$convsel")/synthetic_dataset"
+source "$(dirname "${BASH_SOURCE[0]}")/shell_lib.sh"
+[ -x "$GEN" ] || die "$GEN not built"
+"$GEN" "$tmp/data.msgpack" 1 || die "cannot write the synthetic dataset"
 
 # ---------------------------------------------------------------- train
 quick=(--params trees=80,learning_rate=0.15,max_depth=5)
-expect_rc 0 "train" "$CONVSEL" train "$tmp/data.msgpack" -o "$tmp/model.msgpack" "${quick[@]}" --seed 3 --every 20
+expect_rc 0 train "$tmp/data.msgpack" -o "$tmp/model.msgpack" "${quick[@]}" --seed 3 --every 20
 grep -q "train_rmse" "$tmp/out" || fail "train prints no validation curve"
 grep -q "^\[1/1\] all" "$tmp/out" || fail "train names no ensemble: $(head -3 "$tmp/out")"
 grep -Eq "^ +20 +[0-9.]+ +[0-9.]+" "$tmp/out" || fail "no curve row at tree 20"
 grep -q "wrote $tmp/model.msgpack" "$tmp/out" || fail "train does not report the file"
-expect_rc 0 "train per primitive" "$CONVSEL" train "$tmp/data.msgpack" -o "$tmp/pp.msgpack" --params trees=20,mode=per_primitive
+expect_rc 0 train "$tmp/data.msgpack" -o "$tmp/pp.msgpack" --params trees=20,mode=per_primitive
 grep -q "^\[1/5\] direct_simd" "$tmp/out" || fail "train per primitive names no ensemble: $(head -3 "$tmp/out")"
-expect_rc 0 "train again" "$CONVSEL" train "$tmp/data.msgpack" -o "$tmp/model2.msgpack" "${quick[@]}" --seed 3 --quiet
+expect_rc 0 train "$tmp/data.msgpack" -o "$tmp/model2.msgpack" "${quick[@]}" --seed 3 --quiet
 [ ! -s "$tmp/out" ] || fail "--quiet printed: $(cat "$tmp/out")"
 cmp -s "$tmp/model.msgpack" "$tmp/model2.msgpack" || fail "same data and seed, different model bytes"
-expect_rc 0 "train, other seed" "$CONVSEL" train "$tmp/data.msgpack" -o "$tmp/model3.msgpack" "${quick[@]}" --seed 4 --quiet
+expect_rc 0 train "$tmp/data.msgpack" -o "$tmp/model3.msgpack" "${quick[@]}" --seed 4 --quiet
 cmp -s "$tmp/model.msgpack" "$tmp/model3.msgpack" && fail "different seeds, same model bytes"
 
-expect_rc 2 "train without -o" "$CONVSEL" train "$tmp/data.msgpack"
-expect_rc 2 "train without data" "$CONVSEL" train -o "$tmp/x.msgpack"
-expect_rc 2 "train, bad params" "$CONVSEL" train "$tmp/data.msgpack" -o "$tmp/x.msgpack" --params depth=3
+expect_rc 2 train "$tmp/data.msgpack"
+expect_rc 2 train -o "$tmp/x.msgpack"
+expect_rc 2 train "$tmp/data.msgpack" -o "$tmp/x.msgpack" --params depth=3
 grep -q "unknown training parameter 'depth'" "$tmp/err" || fail "bad key not named: $(cat "$tmp/err")"
-expect_rc 1 "train, missing data" "$CONVSEL" train "$tmp/none.msgpack" -o "$tmp/x.msgpack"
+expect_rc 1 train "$tmp/none.msgpack" -o "$tmp/x.msgpack"
 grep -q "$tmp/none.msgpack" "$tmp/err" || fail "missing data file not named"
 
 # ---------------------------------------------------------------- eval
-expect_rc 0 "eval --json" "$CONVSEL" eval --model "$tmp/model.msgpack" --json "$tmp/data.msgpack"
+expect_rc 0 eval --model "$tmp/model.msgpack" --json "$tmp/data.msgpack"
 for key in mape within10 spearman top1 regret_mean regret_p95; do
     grep -Eq "\"$key\": [-0-9.e]+" "$tmp/out" || fail "eval --json lacks $key: $(cat "$tmp/out")"
 done
 spearman=$(grep -o '"spearman": [0-9.]*' "$tmp/out" | awk '{print $2}')
 awk -v s="$spearman" 'BEGIN { exit !(s > 0.8) }' || fail "training-set spearman $spearman"
-expect_rc 0 "eval" "$CONVSEL" eval --model "$tmp/model.msgpack" "$tmp/data.msgpack"
+expect_rc 0 eval --model "$tmp/model.msgpack" "$tmp/data.msgpack"
 grep -q "^top-1" "$tmp/out" || fail "eval prints no table"
-expect_rc 0 "eval --cv random" "$CONVSEL" eval --cv random --params trees=40,learning_rate=0.2 --json "$tmp/data.msgpack"
+expect_rc 0 eval --cv random --params trees=40,learning_rate=0.2 --json "$tmp/data.msgpack"
 grep -q '"top1"' "$tmp/out" || fail "cv prints no metrics"
-expect_rc 0 "eval --cv by-network" "$CONVSEL" eval --model "$tmp/model.msgpack" --cv by-network \
+expect_rc 0 eval --model "$tmp/model.msgpack" --cv by-network \
     --params trees=30,learning_rate=0.2 "$tmp/data.msgpack"
 grep -q "cross-validation (by-network)" "$tmp/out" || fail "cv by-network header"
-expect_rc 2 "eval --cv bogus" "$CONVSEL" eval --cv bogus "$tmp/data.msgpack"
-expect_rc 2 "eval without data" "$CONVSEL" eval --model "$tmp/model.msgpack"
+expect_rc 2 eval --cv bogus "$tmp/data.msgpack"
+expect_rc 2 eval --model "$tmp/model.msgpack"
 
 # ---------------------------------------------------------------- predict
-expect_rc 0 "predict DESC" "$CONVSEL" predict --model "$tmp/model.msgpack" mb1ic64ih28oc64oh28kh3ph1 --threads 2
+expect_rc 0 predict --model "$tmp/model.msgpack" mb1ic64ih28oc64oh28kh3ph1 --threads 2
 grep -q "winograd_4x4_3x3" "$tmp/out" || fail "predict misses a 3x3 primitive: $(cat "$tmp/out")"
 grep -Eq "^ +1 +[a-z0-9_]+ +[0-9.]+ ms +1.00x" "$tmp/out" || fail "predict prints no ranking"
 grep -q "no data for 'onednn_gemm'" "$tmp/err" || fail "no warning for a primitive the model lacks"
@@ -70,15 +58,15 @@ cat >"$tmp/net.txt" <<'EOF'
 mb1ic32ih28oc32oh28kh3ph1n"tiny:a"
 mb1ic32ih28oc64oh28kh1n"tiny:b"
 EOF
-expect_rc 0 "predict --net" "$CONVSEL" predict --model "$tmp/model.msgpack" --net "$tmp/net.txt" --mb 2
+expect_rc 0 predict --model "$tmp/model.msgpack" --net "$tmp/net.txt" --mb 2
 [ "$(grep -c '^g1mb2' "$tmp/out")" -eq 2 ] || fail "predict --net prints $(grep -c '^g1mb2' "$tmp/out") layers, want 2"
 grep -q "gemm_1x1" "$tmp/out" || fail "predict --net misses gemm_1x1 on the 1x1 layer"
-expect_rc 2 "predict, no layer" "$CONVSEL" predict --model "$tmp/model.msgpack"
-expect_rc 2 "predict, bad desc" "$CONVSEL" predict --model "$tmp/model.msgpack" mb1ic64xx
+expect_rc 2 predict --model "$tmp/model.msgpack"
+expect_rc 2 predict --model "$tmp/model.msgpack" mb1ic64xx
 head -c 100 "$tmp/model.msgpack" >"$tmp/cut.msgpack"
-expect_rc 1 "predict, truncated model" "$CONVSEL" predict --model "$tmp/cut.msgpack" mb1ic64ih28oc64oh28kh3ph1
+expect_rc 1 predict --model "$tmp/cut.msgpack" mb1ic64ih28oc64oh28kh3ph1
 grep -q "$tmp/cut.msgpack" "$tmp/err" || fail "corrupt model not named: $(cat "$tmp/err")"
-expect_rc 1 "predict, no default model" env CONVSEL_MODEL="$tmp/none.msgpack" "$CONVSEL" predict mb1ic64ih28oc64oh28kh3ph1
+CONVSEL_MODEL="$tmp/none.msgpack" expect_rc 1 predict mb1ic64ih28oc64oh28kh3ph1
 grep -q "none.msgpack" "$tmp/err" || fail "missing default model not explained: $(cat "$tmp/err")"
-expect_rc 0 "predict, CONVSEL_MODEL" env CONVSEL_MODEL="$tmp/model.msgpack" "$CONVSEL" predict mb1ic64ih28oc64oh28kh3ph1
-echo "cli_learner: ok"
+CONVSEL_MODEL="$tmp/model.msgpack" expect_rc 0 predict mb1ic64ih28oc64oh28kh3ph1
+finish cli_learner

@@ -4,30 +4,18 @@
 # prints the resume command, and the error paths. Keeps to tiny layers and
 # short timing caps: well under 20 s.
 set -u
-CONVSEL=${1:?usage: cli_profile.sh path/to/convsel}
-tmp=$(mktemp -d)
+convsel=${1:?usage: cli_profile.sh path/to/convsel}
+source "$(dirname "${BASH_SOURCE[0]}")/shell_lib.sh"
 bg=
-cleanup() {
+cli_cleanup() {
     [ -n "$bg" ] && kill -9 "$bg" 2>/dev/null
     rm -rf "$tmp"
-}
-trap cleanup EXIT
-fail() {
-    echo "FAIL: $*" >&2
-    exit 1
-}
-expect_rc() { # expected-rc description command...
-    local want=$1 what=$2
-    shift 2
-    "$@" >"$tmp/out" 2>"$tmp/err"
-    local rc=$?
-    [ "$rc" -eq "$want" ] || { cat "$tmp/out" "$tmp/err" >&2; fail "$what: exit $rc, want $want"; }
 }
 json_field() { # file key -> the integer value of "key" in a one-object JSON file
     grep -o "\"$2\": [0-9]*" "$1" | head -1 | awk '{print $2}'
 }
 configs_in() {
-    "$CONVSEL" dataset info --json "$1" >"$tmp/poll.json" 2>/dev/null && json_field "$tmp/poll.json" configs
+    "$convsel" dataset info --json "$1" >"$tmp/poll.json" 2>/dev/null && json_field "$tmp/poll.json" configs
 }
 
 fast=(--max-time-s 0.05 --quiet)
@@ -39,8 +27,8 @@ mb1ic8ih10oc16oh10kh3ph1n"tiny:conv3x3"
 mb1ic16ih5oc8oh5kh1n"tiny:conv1x1"
 mb1ic8ih10oc16oh10kh3ph1n"tiny:conv3x3_again"
 EOF
-expect_rc 0 "profile" "$CONVSEL" profile --net "$tmp/net.txt" "${fast[@]}" -o "$tmp/a.msgpack"
-expect_rc 0 "dataset info --json" "$CONVSEL" dataset info --json "$tmp/a.msgpack"
+expect_rc 0 profile --net "$tmp/net.txt" "${fast[@]}" -o "$tmp/a.msgpack"
+expect_rc 0 dataset info --json "$tmp/a.msgpack"
 cp "$tmp/out" "$tmp/a.json"
 if command -v python3 >/dev/null; then
     python3 - "$tmp/a.json" <<'EOF' || fail "dataset info --json: not the expected JSON"
@@ -58,29 +46,29 @@ fi
 records_a=$(json_field "$tmp/a.json" records)
 
 # The file exists: refused without --resume/--force; --resume has nothing to do.
-expect_rc 1 "profile into an existing file" "$CONVSEL" profile --net "$tmp/net.txt" "${fast[@]}" -o "$tmp/a.msgpack"
+expect_rc 1 profile --net "$tmp/net.txt" "${fast[@]}" -o "$tmp/a.msgpack"
 grep -q "exists" "$tmp/err" || fail "no 'exists' message: $(cat "$tmp/err")"
-expect_rc 0 "resume a complete file" "$CONVSEL" profile --net "$tmp/net.txt" "${fast[@]}" --resume -o "$tmp/a.msgpack"
-"$CONVSEL" dataset info --json "$tmp/a.msgpack" >"$tmp/a2.json" || fail "info after resume"
+expect_rc 0 profile --net "$tmp/net.txt" "${fast[@]}" --resume -o "$tmp/a.msgpack"
+"$convsel" dataset info --json "$tmp/a.msgpack" >"$tmp/a2.json" || fail "info after resume"
 [ "$(json_field "$tmp/a2.json" records)" = "$records_a" ] || fail "a resume of a complete file changed it"
 
 # CSV export: a header and one row per record.
-expect_rc 0 "export" "$CONVSEL" dataset export --csv "$tmp/a.msgpack"
+expect_rc 0 dataset export --csv "$tmp/a.msgpack"
 head -1 "$tmp/out" | grep -q "^file,kind,tensor,name,desc," || fail "CSV header: $(head -1 "$tmp/out")"
 [ "$(($(wc -l <"$tmp/out") - 1))" = "$records_a" ] || fail "CSV rows != records"
 
 # ---------------------------------------------------------------- shards, merge, split
 for i in 0 1; do
-    expect_rc 0 "shard $i/2" "$CONVSEL" profile --net "$tmp/net.txt" --shard "$i/2" --primitives onednn_gemm \
+    expect_rc 0 profile --net "$tmp/net.txt" --shard "$i/2" --primitives onednn_gemm \
         --no-reorders "${fast[@]}" -o "$tmp/shard$i.msgpack"
 done
-expect_rc 0 "merge" "$CONVSEL" dataset merge -o "$tmp/merged.msgpack" "$tmp/shard0.msgpack" "$tmp/shard1.msgpack" \
+expect_rc 0 dataset merge -o "$tmp/merged.msgpack" "$tmp/shard0.msgpack" "$tmp/shard1.msgpack" \
     "$tmp/shard0.msgpack"
 grep -q "duplicates dropped" "$tmp/err" || fail "merge summary: $(cat "$tmp/err")"
 [ "$(configs_in "$tmp/merged.msgpack")" = 2 ] || fail "the shards do not partition the configurations"
 [ "$(configs_in "$tmp/shard0.msgpack")" != "$(configs_in "$tmp/merged.msgpack")" ] ||
     [ "$(configs_in "$tmp/shard1.msgpack")" = 0 ] || fail "shard 0 has everything and shard 1 something"
-expect_rc 0 "split" "$CONVSEL" dataset split --test-frac 0.5 --seed 3 -o "$tmp/part" "$tmp/a.msgpack"
+expect_rc 0 dataset split --test-frac 0.5 --seed 3 -o "$tmp/part" "$tmp/a.msgpack"
 [ "$(configs_in "$tmp/part-train.msgpack")" = 1 ] && [ "$(configs_in "$tmp/part-test.msgpack")" = 1 ] ||
     fail "split: want one configuration on each side"
 
@@ -94,7 +82,7 @@ mb1ic8ih12oc8oh12kh3ph1n"six:e"
 mb1ic8ih13oc8oh13kh3ph1n"six:f"
 EOF
 six=(--net "$tmp/six.txt" --max-time-s 0.1 --primitives onednn,gemm -o "$tmp/six.msgpack")
-"$CONVSEL" profile "${six[@]}" --quiet 2>"$tmp/kill.err" &
+"$convsel" profile "${six[@]}" --quiet 2>"$tmp/kill.err" &
 bg=$!
 for _ in $(seq 1 200); do
     n=$(configs_in "$tmp/six.msgpack")
@@ -108,7 +96,7 @@ killed=$(configs_in "$tmp/six.msgpack")
 [ -n "$killed" ] && [ "$killed" -ge 1 ] || fail "no whole configuration survived kill -9"
 echo "kill -9 left $killed of 6 configurations"
 
-"$CONVSEL" profile "${six[@]}" --resume 2>"$tmp/int.err" &
+"$convsel" profile "${six[@]}" --resume 2>"$tmp/int.err" &
 bg=$!
 for _ in $(seq 1 200); do
     n=$(configs_in "$tmp/six.msgpack")
@@ -125,32 +113,32 @@ if [ "$(configs_in "$tmp/six.msgpack")" -lt 6 ]; then
     resume=$(grep -A1 "resume with:" "$tmp/int.err" | tail -1)
     case "$resume" in *--resume*) ;; *) fail "resume command lacks --resume: $resume" ;; esac
     # The printed command starts with "convsel": run it with this binary.
-    eval "\"$CONVSEL\" ${resume#*convsel }" >/dev/null 2>"$tmp/resume.err" || fail "the printed resume command failed: $(cat "$tmp/resume.err")"
+    eval "\"$convsel\" ${resume#*convsel }" >/dev/null 2>"$tmp/resume.err" || fail "the printed resume command failed: $(cat "$tmp/resume.err")"
 else
     [ "$rc" -eq 0 ] || fail "a profile that finished before the signal: exit $rc"
 fi
-expect_rc 0 "info after resume" "$CONVSEL" dataset info --json "$tmp/six.msgpack"
+expect_rc 0 dataset info --json "$tmp/six.msgpack"
 cp "$tmp/out" "$tmp/six.json"
 [ "$(json_field "$tmp/six.json" configs)" = 6 ] || fail "resume did not complete the profile: $(cat "$tmp/six.json")"
 grep -q '"warning": ""' "$tmp/six.json" || fail "the resumed file still has a torn tail"
 # Each configuration exactly once: no measurement twice.
-"$CONVSEL" dataset export --csv "$tmp/six.msgpack" | cut -d, -f2,3,5,22-25 | sort | uniq -d >"$tmp/dups"
+"$convsel" dataset export --csv "$tmp/six.msgpack" | cut -d, -f2,3,5,22-25 | sort | uniq -d >"$tmp/dups"
 [ ! -s "$tmp/dups" ] || fail "measurements recorded twice: $(head -3 "$tmp/dups")"
 
 # ---------------------------------------------------------------- budget and errors
-expect_rc 0 "budget" "$CONVSEL" profile --net "$tmp/six.txt" --budget-s 0.000001 -o "$tmp/budget.msgpack"
+expect_rc 0 profile --net "$tmp/six.txt" --budget-s 0.000001 -o "$tmp/budget.msgpack"
 grep -q "budget reached" "$tmp/err" && grep -q -- "--resume" "$tmp/err" || fail "budget message: $(cat "$tmp/err")"
 
-expect_rc 2 "no -o" "$CONVSEL" profile --net "$tmp/net.txt"
-expect_rc 2 "bad shard" "$CONVSEL" profile --net "$tmp/net.txt" --shard 2/2 -o "$tmp/x.msgpack"
-expect_rc 2 "unknown primitive" "$CONVSEL" profile --net "$tmp/net.txt" --primitives nosuch -o "$tmp/x.msgpack"
-expect_rc 1 "missing network" "$CONVSEL" profile --net "$tmp/nosuch.txt" -o "$tmp/x.msgpack"
-expect_rc 1 "info on a missing file" "$CONVSEL" dataset info "$tmp/nosuch.msgpack"
+expect_rc 2 profile --net "$tmp/net.txt"
+expect_rc 2 profile --net "$tmp/net.txt" --shard 2/2 -o "$tmp/x.msgpack"
+expect_rc 2 profile --net "$tmp/net.txt" --primitives nosuch -o "$tmp/x.msgpack"
+expect_rc 1 profile --net "$tmp/nosuch.txt" -o "$tmp/x.msgpack"
+expect_rc 1 dataset info "$tmp/nosuch.msgpack"
 grep -q "nosuch.msgpack" "$tmp/err" || fail "the error does not name the file: $(cat "$tmp/err")"
-expect_rc 1 "info on a text file" "$CONVSEL" dataset info "$tmp/net.txt"
+expect_rc 1 dataset info "$tmp/net.txt"
 grep -q "net.txt: byte offset 0: not a convsel dataset" "$tmp/err" || fail "foreign file message: $(cat "$tmp/err")"
-expect_rc 1 "merge with a corrupt file" "$CONVSEL" dataset merge -o "$tmp/m.msgpack" "$tmp/a.msgpack" "$tmp/net.txt"
-expect_rc 2 "dataset without subcommand" "$CONVSEL" dataset
-expect_rc 0 "dataset --help" "$CONVSEL" dataset --help
-expect_rc 0 "profile --help" "$CONVSEL" profile --help
-echo "cli_profile: all passed"
+expect_rc 1 dataset merge -o "$tmp/m.msgpack" "$tmp/a.msgpack" "$tmp/net.txt"
+expect_rc 2 dataset
+expect_rc 0 dataset --help
+expect_rc 0 profile --help
+finish cli_profile

@@ -6,19 +6,8 @@
 # written, not how fast anything ran. $1: the convsel binary.
 set -u
 convsel=${1:?usage: cli_selector.sh path/to/convsel}
-failed=0
-fail() { echo "FAIL: $*" >&2; failed=1; }
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
+source "$(dirname "${BASH_SOURCE[0]}")/shell_lib.sh"
 unset CONVSEL_ISA OPENBLAS_CORETYPE CONVSEL_MODEL
-
-expect_rc() { # expect_rc WANT ARGS...
-    local want=$1
-    shift
-    "$convsel" "$@" >"$tmp/out" 2>"$tmp/err"
-    local rc=$?
-    [ $rc -eq "$want" ] || fail "convsel $* exited $rc, want $want: $(cat "$tmp/err")"
-}
 
 # Layers that connect (a -> b -> c), one that does not (d), a repeat (e*2).
 cat >"$tmp/tiny.txt" <<'EOF'
@@ -114,4 +103,4 @@ cmp -s "$tmp/plan.json" "$tmp/foreign.json" && fail "test setup: the plan has no
 expect_rc 0 run --net "$tmp/tiny.txt" --plan "$tmp/foreign.json" --max-time 0.1
 grep -qi "another CPU\|different CPU\|other CPU" "$tmp/err" || fail "foreign plan: no warning: $(cat "$tmp/err")"
 
-exit $failed
+finish cli_selector
