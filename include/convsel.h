@@ -948,9 +948,10 @@ convsel_status convsel_select_verified(const convsel_network *network, const con
  * network, interleaved, and the fastest median is returned. Per-layer
  * timings (each layer alone, its data warm) do not always add up inside a
  * network; this check keeps a plan they mislead from being returned when
- * the network itself says otherwise. Each finalist runs once first; one
- * whose pass takes over 1.5x the fastest pass is out (its time: that pass).
- * The others are timed interleaved, at least 5 rounds, then up to
+ * the network itself says otherwise. Each finalist runs once cold; one over
+ * 10x the fastest cold pass is out, the others run once warm, and one whose
+ * warm pass takes over 1.5x the fastest warm pass is out (its time: its last
+ * pass). The rest are timed interleaved, at least 5 rounds, then up to
  * max_time_s. The plan's verify_s includes the check; report (may be NULL)
  * says which plan was kept and the three times.
  */

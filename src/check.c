@@ -81,29 +81,29 @@ static convsel_status time_finalists(const convsel_plan *const *plans, double ma
      * finalist more than CHECK_DROP_RATIO slower than the fastest warm pass
      * is out before the interleaved rounds. Judging by the cold pass alone
      * dropped plans that were the fastest once warm. */
-    double first_ms[N_FINALISTS] = {0}, fastest = 0.0, fastest_warm = 0.0;
+    double pass_ms[N_FINALISTS] = {0}, fastest = 0.0, fastest_warm = 0.0;
     for (size_t j = 0; j < m && m > 1 && st == CONVSEL_OK; j++) {
         double t0 = convsel_now();
         st = convsel_runner_run(runners[j]);
-        first_ms[j] = (convsel_now() - t0) * 1e3;
-        fastest = j == 0 || first_ms[j] < fastest ? first_ms[j] : fastest;
+        pass_ms[j] = (convsel_now() - t0) * 1e3;
+        fastest = j == 0 || pass_ms[j] < fastest ? pass_ms[j] : fastest;
     }
     int dropped[N_FINALISTS] = {0}, have_warm = 0;
     for (size_t j = 0; j < m && m > 1 && st == CONVSEL_OK; j++) {
-        if (first_ms[j] > CHECK_COLD_RATIO * fastest) {
+        if (pass_ms[j] > CHECK_COLD_RATIO * fastest) {
             dropped[j] = 1;
             continue;
         }
         double t0 = convsel_now();
         st = convsel_runner_run(runners[j]);
-        first_ms[j] = (convsel_now() - t0) * 1e3;
-        if (!have_warm || first_ms[j] < fastest_warm)
-            fastest_warm = first_ms[j];
+        pass_ms[j] = (convsel_now() - t0) * 1e3;
+        if (!have_warm || pass_ms[j] < fastest_warm)
+            fastest_warm = pass_ms[j];
         have_warm = 1;
     }
     size_t kept = 0;
     for (size_t j = 0; j < m && m > 1 && st == CONVSEL_OK; j++) {
-        dropped[j] = dropped[j] || first_ms[j] > CHECK_DROP_RATIO * fastest_warm;
+        dropped[j] = dropped[j] || pass_ms[j] > CHECK_DROP_RATIO * fastest_warm;
         if (!dropped[j]) {
             fns[kept] = fns[j];
             ctxs[kept] = ctxs[j];
@@ -122,7 +122,7 @@ static convsel_status time_finalists(const convsel_plan *const *plans, double ma
     /* Back to the runners' order; a dropped finalist (or a lone survivor)
      * keeps its last pass (warm where it had one). */
     for (size_t j = 0, k = 0; j < m && m > 1 && st == CONVSEL_OK; j++)
-        timings[j].median_ms = dropped[j] || kept < 2 ? first_ms[j] : measured[k++].median_ms;
+        timings[j].median_ms = dropped[j] || kept < 2 ? pass_ms[j] : measured[k++].median_ms;
     for (int i = 0; i < N_FINALISTS && st == CONVSEL_OK; i++) {
         if (!plans[i])
             continue;

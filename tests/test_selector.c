@@ -382,25 +382,37 @@ static convsel_status syn_conv_tiny(void *ctx, const convsel_problem *p, int thr
     return st;
 }
 
+/* Three connected layers and timing options that keep measuring them short,
+ * for the tests of --verify and --check. */
+static convsel_network *three_layers(void)
+{
+    return write_network("mb1ic8ih8oc8oh8kh3ph1n\"a\"\nmb1ic8ih8oc16oh8kh1ph0n\"b\"\nmb1ic16ih8oc8oh8kh3ph1n\"c\"\n");
+}
+
+static convsel_timing_options quick_timing(void)
+{
+    convsel_timing_options t;
+    convsel_timing_options_default(&t);
+    t.warmup_s = 0.0;
+    t.min_rounds = 3;
+    t.max_time_s = 0.02;
+    return t;
+}
+
 /* --verify with every layer "too close to call": each layer is measured, and
  * its choice is one of the K the model ranked best there (a candidate never
  * measured must not undercut the measured ones with a prediction). The
  * timings themselves are not checked. */
 static void test_verified_choices(void)
 {
-    const char *text = "mb1ic8ih8oc8oh8kh3ph1n\"a\"\nmb1ic8ih8oc16oh8kh1ph0n\"b\"\nmb1ic16ih8oc8oh8kh3ph1n\"c\"\n";
-    convsel_network *net = write_network(text);
+    convsel_network *net = three_layers();
     CHECK(net != NULL);
     if (!net)
         return;
     struct synthetic syn = {5};
     convsel_cost_source src = {syn_conv_tiny, syn_reorder, &syn, "synthetic", NULL};
     convsel_select_options o = {1, 0.0, NULL, 0};
-    convsel_timing_options t;
-    convsel_timing_options_default(&t);
-    t.warmup_s = 0.0;
-    t.min_rounds = 3;
-    t.max_time_s = 0.02;
+    convsel_timing_options t = quick_timing();
     convsel_plan *plan = NULL;
     const int k = 2;
     CHECK_EQ(convsel_select_verified(net, &o, &src, k, 100.0, &t, &plan), CONVSEL_OK);
@@ -436,8 +448,7 @@ static void test_verified_choices(void)
  * excluding onednn_auto leaves it out; a negative time is refused. */
 static void test_checked_plan(void)
 {
-    const char *text = "mb1ic8ih8oc8oh8kh3ph1n\"a\"\nmb1ic8ih8oc16oh8kh1ph0n\"b\"\nmb1ic16ih8oc8oh8kh3ph1n\"c\"\n";
-    convsel_network *net = write_network(text);
+    convsel_network *net = three_layers();
     CHECK(net != NULL);
     if (!net)
         return;
@@ -445,11 +456,7 @@ static void test_checked_plan(void)
     CHECK_EQ(convsel_primitive_find("onednn_auto", &auto_index), CONVSEL_OK);
     unsigned char *no_auto = calloc(np, 1);
     no_auto[auto_index] = 1;
-    convsel_timing_options t;
-    convsel_timing_options_default(&t);
-    t.warmup_s = 0.0;
-    t.min_rounds = 3;
-    t.max_time_s = 0.02;
+    convsel_timing_options t = quick_timing();
     for (uint64_t seed = 1; seed <= 4; seed++) {
         struct synthetic syn = {seed};
         convsel_cost_source src = {syn_conv_tiny, syn_reorder, &syn, "synthetic", NULL};

@@ -292,12 +292,14 @@ int cmd_compare(int argc, char **argv)
         printf("\n%-13s %12s %10s %10s\n", "network run", "median_ms", "min_ms", "vs_plan");
         for (int j = 0; j < n_timed; j++) {
             int k = timed[j];
-            printf("%-15s %12.3f %10.3f %9.3fx%s%s\n", labels[k], timings[k].median_ms, timings[k].min_ms,
-                   timings[k].median_ms / timings[PLAN].median_ms, k == SINGLE || k == CHECKED ? "  " : "",
-                   k == SINGLE    ? single_name
-                   : k == CHECKED ? (checked_as == AUTO ? "= onednn_auto" : checked_as == VERIFIED ? "= verified plan"
-                                                                                                  : "= model plan")
-                                  : "");
+            /* The single best names its primitive, the checked plan the row it copies. */
+            char note[64] = "";
+            if (k == SINGLE)
+                snprintf(note, sizeof note, "  %s", single_name);
+            else if (k == CHECKED)
+                snprintf(note, sizeof note, "  = %s", labels[checked_as]);
+            printf("%-15s %12.3f %10.3f %9.3fx%s\n", labels[k], timings[k].median_ms, timings[k].min_ms,
+                   timings[k].median_ms / timings[PLAN].median_ms, note);
         }
         printf("\nspeed-up over oneDNN alone: %.3fx; distance to the oracle: %+.1f%%\n", speedup, 100.0 * gap);
         printf("model selection took %.2f ms; exhaustive profiling took %.1f s (%.0fx longer)\n", select_ms,
