@@ -25,7 +25,7 @@ convsel=${CONVSEL:-./build/convsel}
 
 declare -A data=(
     [avx2]="data/avx2.msgpack"
-    [avx512]="data/avx512_layers_t1.msgpack data/avx512_layers_t2.msgpack data/avx512_sampled.msgpack"
+    [avx512]="data/avx512_layers_t1.msgpack data/avx512_layers_t2.msgpack data/avx512_sampled.msgpack data/avx512_sampled2.msgpack"
 )
 tmp=$(mktemp)
 trap 'rm -f "$tmp"' EXIT
@@ -51,9 +51,9 @@ for d, p, j in rows:
 with open(sys.argv[2], "w") as f:
     f.write("# Training parameters by cross-validation\n\n")
     f.write("`bash bench/learner_params.sh` — `convsel eval --cv random` (20%% of the layers held out) "
-            "with seeds %s, metrics averaged (docs/learner.md). avx2: data/avx2.msgpack; avx512: the three "
+            "with seeds %s, metrics averaged (docs/learner.md). avx2: data/avx2.msgpack; avx512: the four "
             "AVX-512 datasets. Run on %s.\n\n" % (sys.argv[3], sys.argv[4]))
-    f.write("What it says: docs/learner.md, \"Tree depth, a loss for ranking, padding features\".\n\n")
+    f.write("What the runs decided: docs/learner.md.\n\n")
     f.write("| data | parameters | MAPE | Spearman per config | top-1 | regret mean | regret p95 |\n")
     f.write("|---|---|---|---|---|---|---|\n")
     for (d, p), runs in groups.items():

@@ -746,7 +746,7 @@ typedef enum { CONVSEL_MODEL_PER_PRIMITIVE = 0, CONVSEL_MODEL_SINGLE = 1 } convs
 
 typedef struct convsel_train_params {
     int trees;              /* boosting iterations at most (default 600) */
-    double learning_rate;   /* shrinkage (0.05) */
+    double learning_rate;   /* shrinkage (0.1) */
     int max_depth;          /* (7) */
     int min_leaf;           /* rows per leaf at least (3) */
     double lambda;          /* L2 penalty on leaf values (1) */

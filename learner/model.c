@@ -21,7 +21,7 @@ void convsel_train_params_default(convsel_train_params *p)
 {
     memset(p, 0, sizeof *p);
     p->trees = 600;
-    p->learning_rate = 0.05;
+    p->learning_rate = 0.1;
     p->max_depth = 7;
     p->min_leaf = 3;
     p->lambda = 1.0;
