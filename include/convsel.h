@@ -302,6 +302,10 @@ typedef struct convsel_timing_options {
 /* Fills opts with the defaults above. */
 void convsel_timing_options_default(convsel_timing_options *opts);
 
+/* Which of a measurement's timings stands for its time: the one a model
+ * learns, and the one --verify measures to replace its predictions. */
+typedef enum { CONVSEL_STAT_MEDIAN = 0, CONVSEL_STAT_P10 = 1, CONVSEL_STAT_MIN = 2 } convsel_statistic;
+
 typedef struct convsel_timing {
     double min_ms, p10_ms, median_ms, p90_ms;
     int runs;
@@ -614,6 +618,10 @@ typedef struct convsel_cost_source {
      * return for query k; a non-OK return makes the selector ask one by one. */
     convsel_status (*conv_ms_batch)(void *ctx, size_t n, const convsel_problem *const *problems, int threads,
                                     const size_t *primitives, double *ms, convsel_status *status);
+    /* Which statistic of a measurement conv_ms stands for (a model: the one
+     * it learnt); --verify measures the same, so that measured and predicted
+     * layers add up in the same units. Left 0: the median, as measured. */
+    convsel_statistic statistic;
 } convsel_cost_source;
 
 typedef struct convsel_select_options {
@@ -736,9 +744,6 @@ typedef enum {
 #undef CONVSEL_TARGET_ENUM
     CONVSEL_TARGET_COUNT
 } convsel_target;
-
-/* Which of a record's timings is the time to learn. */
-typedef enum { CONVSEL_STAT_MEDIAN = 0, CONVSEL_STAT_P10 = 1, CONVSEL_STAT_MIN = 2 } convsel_statistic;
 
 /* One ensemble per primitive, or one ensemble with the primitive as a
  * categorical feature. */
@@ -895,6 +900,15 @@ convsel_status convsel_model_eval_as_selector(const convsel_model *model, const 
 typedef enum { CONVSEL_CV_RANDOM = 0, CONVSEL_CV_BY_NETWORK = 1 } convsel_cv_kind;
 convsel_status convsel_model_cv(const convsel_dataset *const *sets, size_t n, const convsel_train_params *params,
                                 convsel_cv_kind kind, convsel_metrics *metrics);
+
+/* As convsel_model_eval and convsel_model_cv, but the metrics compare the
+ * predictions with truth, a measured statistic other than the one the model
+ * learns (a model of the minimum judged by medians). */
+convsel_status convsel_model_eval_against(const convsel_model *model, const convsel_dataset *const *sets, size_t n,
+                                          convsel_statistic truth, convsel_metrics *metrics);
+convsel_status convsel_model_cv_against(const convsel_dataset *const *sets, size_t n,
+                                        const convsel_train_params *params, convsel_cv_kind kind,
+                                        convsel_statistic truth, convsel_metrics *metrics);
 
 /* ---------------------------------------------------------------- selection with a model */
 

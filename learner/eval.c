@@ -224,25 +224,48 @@ static void price_as_selector(const convsel_model *model, const convsel_table *t
 }
 
 static convsel_status eval(const convsel_model *model, const convsel_dataset *const *sets, size_t n,
-                           int as_selector, convsel_metrics *metrics);
+                           int as_selector, int truth, convsel_metrics *metrics);
 
 convsel_status convsel_model_eval(const convsel_model *model, const convsel_dataset *const *sets, size_t n,
                                   convsel_metrics *metrics)
 {
-    return eval(model, sets, n, 0, metrics);
+    return eval(model, sets, n, 0, -1, metrics);
 }
 
 convsel_status convsel_model_eval_as_selector(const convsel_model *model, const convsel_dataset *const *sets, size_t n,
                                               convsel_metrics *metrics)
 {
-    return eval(model, sets, n, 1, metrics);
+    return eval(model, sets, n, 1, -1, metrics);
+}
+
+convsel_status convsel_model_eval_against(const convsel_model *model, const convsel_dataset *const *sets, size_t n,
+                                          convsel_statistic truth, convsel_metrics *metrics)
+{
+    return eval(model, sets, n, 0, (int)truth, metrics);
+}
+
+static int valid_truth(int truth)
+{
+    return truth == -1 || truth == CONVSEL_STAT_MEDIAN || truth == CONVSEL_STAT_P10 || truth == CONVSEL_STAT_MIN;
+}
+
+/* Scores against another statistic than the one learnt: the rows stay the
+ * same (a record's four timings are all valid or it is not loaded). */
+static void rescore(convsel_table *t, int truth)
+{
+    if (truth < 0)
+        return;
+    for (size_t i = 0; i < t->n; i++)
+        t->ms[i] = convsel_record_ms(t->records[i], (convsel_statistic)truth);
 }
 
 static convsel_status eval(const convsel_model *model, const convsel_dataset *const *sets, size_t n,
-                           int as_selector, convsel_metrics *metrics)
+                           int as_selector, int truth, convsel_metrics *metrics)
 {
     if (!model || !metrics || (n && !sets))
         return convsel_error(CONVSEL_INVALID_ARGUMENT, "NULL argument");
+    if (!valid_truth(truth))
+        return convsel_error(CONVSEL_INVALID_ARGUMENT, "unknown statistic %d to score against", truth);
     convsel_table t;
     convsel_status st = convsel_table_build(sets, n, model->params.statistic, &t);
     if (st != CONVSEL_OK)
@@ -255,6 +278,7 @@ static convsel_status eval(const convsel_model *model, const convsel_dataset *co
     st = convsel_model_predict_table(model, &t, NULL, pred);
     if (st == CONVSEL_OK && as_selector)
         price_as_selector(model, &t, pred);
+    rescore(&t, truth);
     if (st == CONVSEL_OK)
         st = convsel_metrics_compute(t.n, t.layer, t.primitive, t.ms, pred, t.dispatcher, metrics);
     free(pred);
@@ -285,11 +309,29 @@ static convsel_status fold(const convsel_table *t, const uint8_t *train_mask, co
     return st;
 }
 
+static convsel_status cv(const convsel_dataset *const *sets, size_t n, const convsel_train_params *params,
+                         convsel_cv_kind kind, int truth, convsel_metrics *metrics);
+
 convsel_status convsel_model_cv(const convsel_dataset *const *sets, size_t n, const convsel_train_params *params,
                                 convsel_cv_kind kind, convsel_metrics *metrics)
 {
+    return cv(sets, n, params, kind, -1, metrics);
+}
+
+convsel_status convsel_model_cv_against(const convsel_dataset *const *sets, size_t n,
+                                        const convsel_train_params *params, convsel_cv_kind kind,
+                                        convsel_statistic truth, convsel_metrics *metrics)
+{
+    return cv(sets, n, params, kind, (int)truth, metrics);
+}
+
+static convsel_status cv(const convsel_dataset *const *sets, size_t n, const convsel_train_params *params,
+                         convsel_cv_kind kind, int truth, convsel_metrics *metrics)
+{
     if (!metrics || (n && !sets))
         return convsel_error(CONVSEL_INVALID_ARGUMENT, "NULL argument");
+    if (!valid_truth(truth))
+        return convsel_error(CONVSEL_INVALID_ARGUMENT, "unknown statistic %d to score against", truth);
     convsel_train_params defaults;
     if (!params) {
         convsel_train_params_default(&defaults);
@@ -363,6 +405,7 @@ convsel_status convsel_model_cv(const convsel_dataset *const *sets, size_t n, co
                 st = convsel_error(st, "fold '%s': %s", t.networks[k], convsel_last_error());
         }
     }
+    rescore(&t, truth);
     if (st == CONVSEL_OK)
         st = convsel_metrics_compute(t.n, t.layer, t.primitive, t.ms, pred, t.dispatcher, metrics);
 done:

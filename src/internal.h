@@ -42,6 +42,9 @@ int convsel_select_allowed(size_t i, const convsel_problem *p, const convsel_sel
 /* Monotonic time in seconds. */
 double convsel_now(void);
 
+/* The time of a measurement under statistic (timing.c). */
+double convsel_timing_ms(const convsel_timing *timing, convsel_statistic statistic);
+
 #define CONVSEL_MIN(a, b) ((a) < (b) ? (a) : (b))
 #define CONVSEL_MAX(a, b) ((a) > (b) ? (a) : (b))
 #define CONVSEL_DIV_UP(a, b) (((a) + (b)-1) / (b))

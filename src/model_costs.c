@@ -71,6 +71,6 @@ static convsel_status model_conv_batch(void *ctx, size_t n, const convsel_proble
 convsel_cost_source convsel_model_costs_source(convsel_model_costs *costs)
 {
     convsel_cost_source source = {model_conv, model_reorder, costs, convsel_model_id(costs->model),
-                                  model_conv_batch};
+                                  model_conv_batch, convsel_model_params(costs->model)->statistic};
     return source;
 }

@@ -40,6 +40,18 @@ void convsel_timing_options_default(convsel_timing_options *opts)
     opts->settle_s = 0.15;
 }
 
+double convsel_timing_ms(const convsel_timing *timing, convsel_statistic statistic)
+{
+    switch (statistic) {
+    case CONVSEL_STAT_P10:
+        return timing->p10_ms;
+    case CONVSEL_STAT_MIN:
+        return timing->min_ms;
+    default:
+        return timing->median_ms;
+    }
+}
+
 static convsel_status check_options(const convsel_timing_options *o)
 {
     /* The negated comparisons also reject NaN. */

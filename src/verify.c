@@ -132,17 +132,17 @@ convsel_status convsel_select_verified(const convsel_network *network, const con
         st = convsel_measure_problem(p, opts.threads, selected, timing, results);
         for (size_t r = 0; r < top && st == CONVSEL_OK; r++) {
             const convsel_measurement *m = &results[ranked[r].primitive];
-            /* The minimum: the statistic the model learns by default, so that
-             * measured and predicted layers add up in the same units. */
+            /* The statistic the costs stand for (the one the model learnt),
+             * so that measured and predicted layers add up in the same units. */
             if (m->applicable)
-                st = add_entry(&vc, p, ranked[r].primitive, m->timing.min_ms);
+                st = add_entry(&vc, p, ranked[r].primitive, convsel_timing_ms(&m->timing, costs->statistic));
         }
         verified_line[l] = 1;
         n_verified++;
     }
     double spent = convsel_now() - t0;
     if (st == CONVSEL_OK) {
-        convsel_cost_source wrapped = {verified_conv, verified_reorder, &vc, costs->id, NULL};
+        convsel_cost_source wrapped = {verified_conv, verified_reorder, &vc, costs->id, NULL, costs->statistic};
         st = convsel_select(network, &opts, &wrapped, plan);
     }
     if (st == CONVSEL_OK) {

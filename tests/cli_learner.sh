@@ -47,6 +47,14 @@ expect_rc 0 eval --model "$tmp/model.msgpack" --cv by-network \
     --params trees=30,learning_rate=0.2 "$tmp/data.msgpack"
 grep -q "cross-validation (by-network)" "$tmp/out" || fail "cv by-network header"
 expect_rc 2 eval --cv bogus "$tmp/data.msgpack"
+# --truth scores against another statistic; the synthetic data's minimum is not its median.
+expect_rc 0 eval --model "$tmp/model.msgpack" --truth min --json "$tmp/data.msgpack"
+min_mape=$(sed -n 's/.*"mape": \([-0-9.e]*\).*/\1/p' "$tmp/out")
+expect_rc 0 eval --model "$tmp/model.msgpack" --truth median --json "$tmp/data.msgpack"
+med_mape=$(sed -n 's/.*"mape": \([-0-9.e]*\).*/\1/p' "$tmp/out")
+[ -n "$min_mape" ] && [ "$min_mape" != "$med_mape" ] || fail "--truth min and median gave the same MAPE ($min_mape)"
+expect_rc 0 eval --cv random --params trees=20 --truth min --json "$tmp/data.msgpack"
+expect_rc 2 eval --truth mean "$tmp/data.msgpack"
 expect_rc 2 eval --model "$tmp/model.msgpack"
 
 # ---------------------------------------------------------------- predict

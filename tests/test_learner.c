@@ -317,6 +317,7 @@ static void test_params(void)
 {
     convsel_train_params p;
     convsel_train_params_default(&p);
+    CHECK_EQ(p.statistic, CONVSEL_STAT_MEDIAN); /* what the oracle and docs/learner.md assume */
     CHECK_EQ(convsel_train_params_parse("trees=10,target=log,mode=single,statistic=p10,learning_rate=0.2,seed=9", &p),
              CONVSEL_OK);
     CHECK_EQ(p.trees, 10);
@@ -391,6 +392,8 @@ static void test_eval_by_hand(void)
             r.threads = 1;
             r.fingerprint = fi;
             r.min_ms = r.p10_ms = r.median_ms = r.p90_ms = ms[l][k];
+            if (k == 0) /* A's runs spread: its median is twice its p10 */
+                r.median_ms = r.p90_ms = 2 * ms[l][k];
             r.runs = 5;
             CHECK_EQ(convsel_dataset_append(ds, &r), CONVSEL_OK);
         }
@@ -400,10 +403,17 @@ static void test_eval_by_hand(void)
     p.valid_fraction = 0;
     p.target = CONVSEL_TARGET_LOG;
     p.mode = CONVSEL_MODEL_PER_PRIMITIVE;
+    p.statistic = CONVSEL_STAT_P10; /* min = p10 here; A's median differs */
     convsel_model *model;
     const convsel_dataset *sets[1] = {ds};
     CHECK_EQ(convsel_model_train(sets, 1, &p, NULL, NULL, &model), CONVSEL_OK);
     CHECK_EQ(convsel_model_primitive_count(model), 3);
+    /* As a cost source the model says which statistic it predicts, the one
+     * --verify then measures. */
+    convsel_model_costs mc;
+    memset(&mc, 0, sizeof mc);
+    mc.model = model;
+    CHECK_EQ(convsel_model_costs_source(&mc).statistic, CONVSEL_STAT_P10);
     convsel_metrics m;
     CHECK_EQ(convsel_model_eval(model, sets, 1, &m), CONVSEL_OK);
     double a = cbrt(1.0 * 8 * 2), b = cbrt(3.0 * 2 * 1), c = sqrt(9.0 * 1);
@@ -418,6 +428,20 @@ static void test_eval_by_hand(void)
     CHECK_NEAR(m.regret_mean, (2.0 + 1.0 + 0.0) / 3, 1e-9); /* 3/1-1, 2/1-1, 0 */
     CHECK_NEAR(m.regret_p95, 1.9, 1e-9);       /* sorted 0 1 2, position 1.9 */
     CHECK_NEAR(m.spearman, (0.5 - 0.5 + 1.0) / 3, 1e-9);
+    /* The same predictions judged by medians: A measures 2, 16, 4. */
+    CHECK_EQ(convsel_model_eval_against(model, sets, 1, CONVSEL_STAT_MEDIAN, &m), CONVSEL_OK);
+    mape = (fabs(a - 2) / 2 + fabs(b - 3) / 3 + fabs(c - 9) / 9 + fabs(a - 16) / 16 + fabs(b - 2) / 2 +
+            fabs(c - 1) / 1 + fabs(a - 4) / 4 + fabs(b - 1) / 1) /
+           8;
+    CHECK_NEAR(m.mape, mape, 1e-9);
+    CHECK_NEAR(m.top1, 1.0 / 3, 1e-12);
+    CHECK_NEAR(m.regret_mean, (0.5 + 1.0 + 0.0) / 3, 1e-9); /* B picked: 3/2-1, 2/1-1, 0 */
+    convsel_metrics same;
+    CHECK_EQ(convsel_model_eval_against(model, sets, 1, CONVSEL_STAT_P10, &same), CONVSEL_OK);
+    CHECK_EQ(convsel_model_eval(model, sets, 1, &m), CONVSEL_OK);
+    CHECK_NEAR(same.mape, m.mape, 0);
+    CHECK_NEAR(same.regret_mean, m.regret_mean, 0);
+    CHECK_EQ(convsel_model_eval_against(model, sets, 1, (convsel_statistic)7, &m), CONVSEL_INVALID_ARGUMENT);
     convsel_model_destroy(model);
     convsel_dataset_destroy(ds);
 

@@ -149,7 +149,7 @@ static void test_dp_against_brute_force(void)
             if (!net)
                 continue;
             struct synthetic syn = {seed * 1000 + t};
-            convsel_cost_source src = {syn_conv, syn_reorder, &syn, "synthetic", NULL};
+            convsel_cost_source src = {syn_conv, syn_reorder, &syn, "synthetic", NULL, CONVSEL_STAT_MEDIAN};
             convsel_select_options o = {1, 0.0, NULL, 0};
             convsel_plan *plan = NULL;
             convsel_status st = convsel_select(net, &o, &src, &plan);
@@ -205,7 +205,7 @@ static void test_exclusions_and_errors(void)
     if (!net)
         return;
     struct synthetic syn = {42};
-    convsel_cost_source src = {syn_conv, syn_reorder, &syn, "synthetic", NULL};
+    convsel_cost_source src = {syn_conv, syn_reorder, &syn, "synthetic", NULL, CONVSEL_STAT_MEDIAN};
     size_t np = convsel_primitive_count();
     unsigned char *excluded = calloc(np, 1);
     size_t keep = np;
@@ -350,8 +350,8 @@ static void test_batch_same_plan(void)
         if (!net)
             continue;
         struct synthetic syn = {77};
-        convsel_cost_source one = {syn_conv_lacking, syn_reorder, &syn, "synthetic", NULL};
-        convsel_cost_source many = {syn_conv_lacking, syn_reorder, &syn, "synthetic", syn_conv_batch};
+        convsel_cost_source one = {syn_conv_lacking, syn_reorder, &syn, "synthetic", NULL, CONVSEL_STAT_MEDIAN};
+        convsel_cost_source many = {syn_conv_lacking, syn_reorder, &syn, "synthetic", syn_conv_batch, CONVSEL_STAT_MEDIAN};
         convsel_select_options o = {1, 0.0, NULL, 0};
         convsel_plan *a = NULL, *b = NULL;
         CHECK_EQ(convsel_select(net, &o, &one, &a), CONVSEL_OK);
@@ -410,7 +410,7 @@ static void test_verified_choices(void)
     if (!net)
         return;
     struct synthetic syn = {5};
-    convsel_cost_source src = {syn_conv_tiny, syn_reorder, &syn, "synthetic", NULL};
+    convsel_cost_source src = {syn_conv_tiny, syn_reorder, &syn, "synthetic", NULL, CONVSEL_STAT_MEDIAN};
     convsel_select_options o = {1, 0.0, NULL, 0};
     convsel_timing_options t = quick_timing();
     convsel_plan *plan = NULL;
@@ -459,7 +459,7 @@ static void test_checked_plan(void)
     convsel_timing_options t = quick_timing();
     for (uint64_t seed = 1; seed <= 4; seed++) {
         struct synthetic syn = {seed};
-        convsel_cost_source src = {syn_conv_tiny, syn_reorder, &syn, "synthetic", NULL};
+        convsel_cost_source src = {syn_conv_tiny, syn_reorder, &syn, "synthetic", NULL, CONVSEL_STAT_MEDIAN};
         convsel_select_options o = {1, 0.0, seed == 4 ? no_auto : NULL, 0};
         convsel_plan *model_plan = NULL, *plan = NULL;
         convsel_check_report rep;
@@ -498,7 +498,7 @@ static void test_checked_plan(void)
         convsel_plan_destroy(plan);
     }
     struct synthetic syn = {1};
-    convsel_cost_source src = {syn_conv_tiny, syn_reorder, &syn, "synthetic", NULL};
+    convsel_cost_source src = {syn_conv_tiny, syn_reorder, &syn, "synthetic", NULL, CONVSEL_STAT_MEDIAN};
     convsel_plan *plan = NULL;
     CHECK_EQ(convsel_select_checked(net, NULL, &src, 2, 100.0, &t, -1.0, &plan, NULL), CONVSEL_INVALID_ARGUMENT);
     CHECK(plan == NULL);
