@@ -777,6 +777,9 @@ void convsel_train_params_default(convsel_train_params *params);
  * INVALID_ARGUMENT naming the key. */
 convsel_status convsel_train_params_parse(const char *text, convsel_train_params *params);
 
+/* The statistic named "median", "p10" or "min". Returns OK or INVALID_ARGUMENT. */
+convsel_status convsel_statistic_parse(const char *name, convsel_statistic *statistic);
+
 /* Progress of training, once per tree. */
 typedef struct convsel_train_progress {
     const char *ensemble;        /* the primitive, or "all" for a single model */

@@ -50,7 +50,7 @@ static const char *const target_names[] = {
 #undef CONVSEL_TARGET_NAME
 };
 
-static const char *const statistic_names[] = {"median", "p10", "min"};
+const char *const convsel_statistic_names[3] = {"median", "p10", "min"};
 static const char *const mode_names[] = {"per_primitive", "single"};
 
 static int parse_enum(const char *value, const char *const *names, int n)
@@ -59,6 +59,16 @@ static int parse_enum(const char *value, const char *const *names, int n)
         if (strcmp(value, names[i]) == 0)
             return i;
     return -1;
+}
+
+convsel_status convsel_statistic_parse(const char *name, convsel_statistic *statistic)
+{
+    int e = name ? parse_enum(name, convsel_statistic_names, 3) : -1;
+    if (e < 0 || !statistic)
+        return convsel_error(CONVSEL_INVALID_ARGUMENT, "statistic: expected median, p10 or min, got '%s'",
+                             name ? name : "(null)");
+    *statistic = (convsel_statistic)e;
+    return CONVSEL_OK;
 }
 
 static int parse_long(const char *value, long lo, long hi, long *out)
@@ -135,12 +145,8 @@ static convsel_status set_param(convsel_train_params *p, const char *key, const 
         p->target = (convsel_target)e;
         return CONVSEL_OK;
     }
-    if (strcmp(key, "statistic") == 0) {
-        if ((e = parse_enum(value, statistic_names, 3)) < 0)
-            return convsel_error(CONVSEL_INVALID_ARGUMENT, "statistic: expected median, p10 or min, got '%s'", value);
-        p->statistic = (convsel_statistic)e;
-        return CONVSEL_OK;
-    }
+    if (strcmp(key, "statistic") == 0)
+        return convsel_statistic_parse(value, &p->statistic);
     if (strcmp(key, "mode") == 0) {
         if ((e = parse_enum(value, mode_names, 2)) < 0)
             return convsel_error(CONVSEL_INVALID_ARGUMENT, "mode: expected per_primitive or single, got '%s'", value);

@@ -136,6 +136,9 @@ convsel_status convsel_model_predict_table(const convsel_model *model, const con
 convsel_status convsel_metrics_compute(size_t n, const size_t *layer, const int32_t *primitive, const double *measured,
                                        const double *pred, const uint8_t *dispatcher, convsel_metrics *metrics);
 
+/* The statistics' names, indexed by convsel_statistic (model.c). */
+extern const char *const convsel_statistic_names[3];
+
 /* The time of a record under statistic. */
 double convsel_record_ms(const convsel_record *record, convsel_statistic statistic);
 

@@ -28,7 +28,6 @@
  * read gigabytes. */
 #define MODEL_MAX_FILE_BYTES ((size_t)1 << 30)
 
-static const char *const statistic_names[] = {"median", "p10", "min"};
 static const char *const mode_names[] = {"per_primitive", "single"};
 
 static const char *target_text(convsel_target t)
@@ -195,7 +194,7 @@ static int pack_model(msgpack_packer *pk, const convsel_model *m)
         if (pack_string(pk, convsel_feature_name(f)))
             return -1;
     if (KEY("target") || msgpack_pack_map(pk, 4) || KEY("transform") || pack_string(pk, target_text(p->target)) ||
-        KEY("statistic") || pack_string(pk, statistic_names[p->statistic]) || KEY("peak_gflops") ||
+        KEY("statistic") || pack_string(pk, convsel_statistic_names[p->statistic]) || KEY("peak_gflops") ||
         msgpack_pack_double(pk, p->peak_gflops) || KEY("bandwidth_gbs") || msgpack_pack_double(pk, p->bandwidth_gbs))
         return -1;
     if (KEY("mode") || pack_string(pk, mode_names[p->mode]))
@@ -760,7 +759,7 @@ static void parse_target(cursor *c, convsel_train_params *p)
             seen |= 1;
         } else if (str_is(k, len, "statistic")) {
             s = read_str(c, &len);
-            int t = parse_name(s, len, statistic_names, 3);
+            int t = parse_name(s, len, convsel_statistic_names, 3);
             if (c->status == CONVSEL_OK && t < 0)
                 fail(c, CONVSEL_CORRUPT, "unknown statistic");
             p->statistic = (convsel_statistic)(t < 0 ? 0 : t);

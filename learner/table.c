@@ -13,14 +13,7 @@
 
 double convsel_record_ms(const convsel_record *record, convsel_statistic statistic)
 {
-    switch (statistic) {
-    case CONVSEL_STAT_P10:
-        return record->p10_ms;
-    case CONVSEL_STAT_MIN:
-        return record->min_ms;
-    default:
-        return record->median_ms;
-    }
+    return convsel_statistic_pick(statistic, record->min_ms, record->p10_ms, record->median_ms);
 }
 
 void convsel_table_free(convsel_table *t)

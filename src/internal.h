@@ -42,8 +42,8 @@ int convsel_select_allowed(size_t i, const convsel_problem *p, const convsel_sel
 /* Monotonic time in seconds. */
 double convsel_now(void);
 
-/* The time of a measurement under statistic (timing.c). */
-double convsel_timing_ms(const convsel_timing *timing, convsel_statistic statistic);
+/* Which of a measurement's (or a record's) times statistic names (timing.c). */
+double convsel_statistic_pick(convsel_statistic statistic, double min_ms, double p10_ms, double median_ms);
 
 #define CONVSEL_MIN(a, b) ((a) < (b) ? (a) : (b))
 #define CONVSEL_MAX(a, b) ((a) > (b) ? (a) : (b))

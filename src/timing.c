@@ -40,15 +40,15 @@ void convsel_timing_options_default(convsel_timing_options *opts)
     opts->settle_s = 0.15;
 }
 
-double convsel_timing_ms(const convsel_timing *timing, convsel_statistic statistic)
+double convsel_statistic_pick(convsel_statistic statistic, double min_ms, double p10_ms, double median_ms)
 {
     switch (statistic) {
     case CONVSEL_STAT_P10:
-        return timing->p10_ms;
+        return p10_ms;
     case CONVSEL_STAT_MIN:
-        return timing->min_ms;
+        return min_ms;
     default:
-        return timing->median_ms;
+        return median_ms;
     }
 }
 

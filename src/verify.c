@@ -135,7 +135,8 @@ convsel_status convsel_select_verified(const convsel_network *network, const con
             /* The statistic the costs stand for (the one the model learnt),
              * so that measured and predicted layers add up in the same units. */
             if (m->applicable)
-                st = add_entry(&vc, p, ranked[r].primitive, convsel_timing_ms(&m->timing, costs->statistic));
+                st = add_entry(&vc, p, ranked[r].primitive, convsel_statistic_pick(costs->statistic, m->timing.min_ms, m->timing.p10_ms,
+                                                              m->timing.median_ms));
         }
         verified_line[l] = 1;
         n_verified++;

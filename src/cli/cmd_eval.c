@@ -65,15 +65,14 @@ int cmd_eval(int argc, char **argv)
             if (!(v = cli_value("eval", argc, argv, &i)) || !cli_parse_long("eval", "--seed", v, 0, 0x7fffffffL, &seed))
                 rc = CLI_USAGE;
         } else if (strcmp(argv[i], "--truth") == 0) {
+            convsel_statistic s;
             if (!(v = cli_value("eval", argc, argv, &i)))
                 rc = CLI_USAGE;
-            else if ((truth = strcmp(v, "median") == 0 ? CONVSEL_STAT_MEDIAN
-                              : strcmp(v, "p10") == 0  ? CONVSEL_STAT_P10
-                              : strcmp(v, "min") == 0  ? CONVSEL_STAT_MIN
-                                                       : -1) < 0) {
-                fprintf(stderr, "convsel eval: --truth takes median, p10 or min (got '%s')\n", v);
+            else if (convsel_statistic_parse(v, &s) != CONVSEL_OK) {
+                fprintf(stderr, "convsel eval: --truth: %s\n", convsel_last_error());
                 rc = CLI_USAGE;
-            }
+            } else
+                truth = (int)s;
         } else if (strcmp(argv[i], "--json") == 0) {
             json = 1;
         } else if (argv[i][0] == '-' && argv[i][1]) {
