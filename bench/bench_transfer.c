@@ -295,10 +295,18 @@ static convsel_dataset *subset(const convsel_dataset *ds, const struct pool *poo
 
 /* ---------------------------------------------------------------- results */
 
-enum { ROW_SOURCE, ROW_SCRATCH, ROW_LINEAR, ROW_TREES, ROW_BOTH, ROW_RANDOM, ROW_FULL, ROW_COUNT };
+/* Rows: ROW_METHOD + m for calibration method m, in the enum's order. */
+enum {
+    ROW_SOURCE,
+    ROW_SCRATCH,
+    ROW_METHOD,
+    ROW_RANDOM = ROW_METHOD + CONVSEL_CALIBRATE_METHOD_COUNT,
+    ROW_FULL,
+    ROW_COUNT
+};
 static const char *const row_names[ROW_COUNT] = {
     "source unchanged", "scratch on K", "calibrated linear", "calibrated trees", "calibrated both",
-    "default on random K", "full target train"};
+    "calibrated pooled", "calibrated auto", "default on random K", "full target train"};
 
 struct cell {
     double spearman, spearman_pooled, mape, top1, regret_mean, regret_p95, seconds;
@@ -327,7 +335,7 @@ static struct cell cell_mean(const struct cell *c)
 
 static int as_selector; /* --as-selector */
 
-/* convsel calibrate's default method (rows ROW_LINEAR.. follow the enum). */
+/* convsel calibrate's default method. */
 static convsel_calibrate_method default_method(void)
 {
     convsel_calibrate_params p;
@@ -345,6 +353,9 @@ static void eval_into(const convsel_model *model, const convsel_dataset *test, s
         die("eval", st);
     cell_add(c, &m, seconds);
 }
+
+/* What auto chose, per K and method, over the repeats. */
+static int auto_chose[MAX_KS][CONVSEL_CALIBRATE_METHOD_COUNT];
 
 static convsel_model *calibrate(const convsel_model *source, const convsel_dataset *samples,
                                 convsel_calibrate_method method, uint64_t seed, double *seconds)
@@ -461,11 +472,15 @@ int main(int argc, char **argv)
             if ((st = convsel_calibrate_choose(source, pool.cand, pool.n, k, seed, cpu, chosen)) != CONVSEL_OK)
                 die("choose", st);
             convsel_dataset *samples = subset(train, &pool, chosen, k);
-            static const int rows[3] = {ROW_LINEAR, ROW_TREES, ROW_BOTH};
-            for (int m = 0; m < 3; m++) {
+            for (int m = 0; m < CONVSEL_CALIBRATE_METHOD_COUNT; m++) {
                 double secs;
                 convsel_model *cal = calibrate(source, samples, (convsel_calibrate_method)m, seed, &secs);
-                eval_into(cal, test, &row[rows[m]], secs);
+                eval_into(cal, test, &row[ROW_METHOD + m], secs);
+                if (m == CONVSEL_CALIBRATE_AUTO) {
+                    convsel_calibration_info info;
+                    if (convsel_model_calibration(cal, 0, &info) == CONVSEL_OK)
+                        auto_chose[ki][info.method]++;
+                }
                 convsel_model_destroy(cal);
             }
             const convsel_dataset *sets[1] = {samples};
@@ -502,9 +517,11 @@ int main(int argc, char **argv)
     size_t n_done = 0;
     size_t done_ks[MAX_KS];
     struct cell done_cells[MAX_KS][ROW_COUNT];
+    int done_chose[MAX_KS][CONVSEL_CALIBRATE_METHOD_COUNT];
     for (size_t ki = 0; ki < o.n_ks; ki++)
-        if (cells[ki][ROW_BOTH].n) {
+        if (cells[ki][ROW_METHOD].n) {
             memcpy(done_cells[n_done], cells[ki], sizeof cells[ki]);
+            memcpy(done_chose[n_done], auto_chose[ki], sizeof auto_chose[ki]);
             done_ks[n_done++] = o.ks[ki];
         }
 
@@ -561,13 +578,18 @@ int main(int argc, char **argv)
                     c.spearman_pooled, c.mape,
                     c.top1, c.regret_mean, c.regret_p95, c.seconds);
         }
-        fprintf(md, "\n");
+        fprintf(md, "\nauto chose:");
+        for (int m = 0; m < CONVSEL_CALIBRATE_METHOD_COUNT; m++)
+            if (done_chose[i][m])
+                fprintf(md, " %s %d of %d;", convsel_calibrate_method_name((convsel_calibrate_method)m),
+                        done_chose[i][m], o.repeats);
+        fprintf(md, "\n\n");
     }
     /* The targets, checked on the default method. */
     fprintf(md, "## Targets (default method: calibrated %s)\n\n| K | target | got | met |\n|---|---|---|---|\n",
             convsel_calibrate_method_name(default_method()));
     for (size_t i = 0; i < n_done; i++) {
-        struct cell c = cell_mean(&done_cells[i][ROW_LINEAR + (int)default_method()]);
+        struct cell c = cell_mean(&done_cells[i][ROW_METHOD + (int)default_method()]);
         if (done_ks[i] == 10) {
             fprintf(md, "| 10 | Spearman ≥ 0.95 (per configuration) | %.3f | %s |\n", c.spearman,
                     c.spearman >= 0.95 ? "yes" : "no");

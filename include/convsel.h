@@ -1018,11 +1018,21 @@ convsel_status convsel_select_checked(const convsel_network *network, const conv
  *   TREES:  log ms = s + r(x), r a few shallow boosted trees on the residuals
  *           log(measured) - s, over the learner's features.
  *   BOTH:   the linear map, then trees on its residuals.
+ *   POOLED: the pooled line alone, the same for every primitive: it moves
+ *           the level, never the ranking of a configuration's primitives.
+ *   AUTO:   POOLED, LINEAR or BOTH by cross-validation by configuration
+ *           over the samples: the simplest whose regret on the
+ *           configurations it is not fitted on (the time of the primitive it
+ *           predicts fastest over the fastest one's) is within one standard
+ *           error of the best method's. POOLED with fewer than 3
+ *           configurations. The calibration records the method chosen.
  */
 #define CONVSEL_CALIBRATE_METHOD_MAP(X)                                        \
     X(LINEAR, "linear")                                                        \
     X(TREES, "trees")                                                          \
-    X(BOTH, "both")
+    X(BOTH, "both")                                                            \
+    X(POOLED, "pooled")                                                        \
+    X(AUTO, "auto")
 
 typedef enum {
 #define CONVSEL_CALIBRATE_METHOD_ENUM(name, text) CONVSEL_CALIBRATE_##name,
@@ -1032,11 +1042,12 @@ typedef enum {
 } convsel_calibrate_method;
 
 const char *convsel_calibrate_method_name(convsel_calibrate_method method);
-/* Parses "linear", "trees", "both". Returns OK or INVALID_ARGUMENT. */
+/* Parses "linear", "trees", "both", "pooled", "auto". Returns OK or
+ * INVALID_ARGUMENT. */
 convsel_status convsel_calibrate_method_parse(const char *text, convsel_calibrate_method *method);
 
 typedef struct convsel_calibrate_params {
-    convsel_calibrate_method method; /* (BOTH) */
+    convsel_calibrate_method method; /* (AUTO) */
     /* Ridge strengths, in samples: how many observations the prior is worth. */
     double pooled_prior;   /* pooled line towards identity (1) */
     double offset_prior;   /* a primitive's level towards the pooled line (1) */
@@ -1082,6 +1093,12 @@ typedef struct convsel_calibration_info {
      * (cross-validation by configuration over the samples, at most 10
      * folds); 0 with fewer than 3 configurations. */
     double cv_rmse_log;
+    /* The same cross-validation's regret: over the configurations left out
+     * (those with two primitives or more), the mean of log(time of the
+     * primitive predicted fastest / the fastest's); 0 with fewer than 3
+     * configurations. */
+    double cv_regret_log;
+    int auto_chosen;         /* method was chosen by CONVSEL_CALIBRATE_AUTO */
     convsel_fingerprint cpu; /* the new CPU */
 } convsel_calibration_info;
 

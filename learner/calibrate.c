@@ -37,13 +37,13 @@ convsel_status convsel_calibrate_method_parse(const char *text, convsel_calibrat
             *method = (convsel_calibrate_method)i;
             return CONVSEL_OK;
         }
-    return convsel_error(CONVSEL_INVALID_ARGUMENT, "unknown calibration method '%s' (linear, trees or both)", text);
+    return convsel_error(CONVSEL_INVALID_ARGUMENT, "unknown calibration method '%s' (linear, trees, both, pooled or auto)", text);
 }
 
 void convsel_calibrate_params_default(convsel_calibrate_params *p)
 {
     memset(p, 0, sizeof *p);
-    p->method = CONVSEL_CALIBRATE_LINEAR; /* the best on the real targets: docs/transfer.md */
+    p->method = CONVSEL_CALIBRATE_AUTO; /* the best on the real targets: docs/transfer.md */
     p->pooled_prior = 1.0;
     p->offset_prior = 1.0;
     p->slope_prior = 30.0;
@@ -128,6 +128,8 @@ convsel_status convsel_model_calibration(const convsel_model *model, size_t i, c
     info->seed = cal->seed;
     info->residual_trees = cal->residual.n_trees;
     info->cv_rmse_log = cal->cv_rmse_log;
+    info->cv_regret_log = cal->cv_regret_log;
+    info->auto_chosen = cal->auto_chosen;
     info->cpu = cal->cpu;
     return CONVSEL_OK;
 }
@@ -262,9 +264,9 @@ static convsel_status model_copy(const convsel_model *src, convsel_model **out)
 }
 
 /* Fits cal's line of every primitive on the rows with use[i] (all when
- * NULL), pooled first. */
+ * NULL), pooled first; pooled_only gives every primitive the pooled line. */
 static convsel_status fit_linear(const target_rows *r, const uint8_t *use, const convsel_calibrate_params *params,
-                                 convsel_calibration *cal)
+                                 int pooled_only, convsel_calibration *cal)
 {
     size_t cap = r->n ? r->n : 1;
     double *xs = malloc(cap * sizeof *xs), *ys = malloc(cap * sizeof *ys);
@@ -283,7 +285,11 @@ static convsel_status fit_linear(const target_rows *r, const uint8_t *use, const
     double pa, pb;
     convsel_status st =
         fit_line(xs, ys, m, 0.0, 1.0, params->pooled_prior, params->pooled_prior, params->huber, &pa, &pb);
-    for (size_t j = 0; j < cal->n_primitives && st == CONVSEL_OK; j++) {
+    for (size_t j = 0; pooled_only && j < cal->n_primitives; j++) {
+        cal->a[j] = pa;
+        cal->b[j] = pb;
+    }
+    for (size_t j = 0; !pooled_only && j < cal->n_primitives && st == CONVSEL_OK; j++) {
         m = 0;
         for (size_t i = 0; i < r->n; i++)
             if (r->prim[i] == j && (!use || use[i])) {
@@ -338,10 +344,10 @@ static convsel_status fit_residual(const target_rows *r, const uint8_t *use, con
     return st;
 }
 
-/* The lines (identity to start with) and trees of params->method, on the
- * rows with use[i] (all when NULL). */
+/* The lines (identity to start with) and trees of method (not AUTO), on
+ * the rows with use[i] (all when NULL). */
 static convsel_status fit_rows(const target_rows *r, const uint8_t *use, const convsel_calibrate_params *params,
-                               convsel_calibration *cal)
+                               convsel_calibrate_method method, convsel_calibration *cal)
 {
     for (size_t j = 0; j < cal->n_primitives; j++) {
         cal->a[j] = 0.0;
@@ -349,9 +355,10 @@ static convsel_status fit_rows(const target_rows *r, const uint8_t *use, const c
     }
     convsel_ensemble_free(&cal->residual);
     convsel_status st = CONVSEL_OK;
-    if (params->method != CONVSEL_CALIBRATE_TREES)
-        st = fit_linear(r, use, params, cal);
-    if (st == CONVSEL_OK && params->method != CONVSEL_CALIBRATE_LINEAR && params->trees > 0)
+    if (method != CONVSEL_CALIBRATE_TREES)
+        st = fit_linear(r, use, params, method == CONVSEL_CALIBRATE_POOLED, cal);
+    if (st == CONVSEL_OK && (method == CONVSEL_CALIBRATE_TREES || method == CONVSEL_CALIBRATE_BOTH) &&
+        params->trees > 0)
         st = fit_residual(r, use, params, cal);
     return st;
 }
@@ -364,28 +371,47 @@ static double predict_row(const convsel_calibration *cal, const target_rows *r, 
     return y;
 }
 
+double convsel_regret_log(const double *y, const double *pred, const size_t *idx, size_t n)
+{
+    if (n < 2)
+        return NAN;
+    size_t picked = idx[0], fastest = idx[0];
+    for (size_t u = 1; u < n; u++) {
+        if (pred[idx[u]] < pred[picked])
+            picked = idx[u];
+        if (y[idx[u]] < y[fastest])
+            fastest = idx[u];
+    }
+    return y[picked] - y[fastest];
+}
+
 /*
  * The error to expect on configurations not sampled: cross-validation by
  * configuration (each fold holds out whole configurations, at most
- * CV_FOLDS folds), the root mean square of the held-out log errors. 0 when
+ * CV_FOLDS folds). *rmse: the root mean square of the held-out log errors;
+ * *regret: convsel_regret_log averaged over the held-out configurations
+ * with two primitives or more, *regret_se its standard error. All 0 when
  * there are fewer than 3 configurations.
  */
 #define CV_FOLDS 10
 
-static convsel_status cross_validate(const target_rows *r, const size_t *layer, size_t n_layers,
-                                     const convsel_calibrate_params *params, const convsel_calibration *shape,
-                                     double *rmse)
+static convsel_status cross_validate(const target_rows *r, size_t n_layers, const convsel_calibrate_params *params,
+                                     convsel_calibrate_method method, const convsel_calibration *shape, double *rmse,
+                                     double *regret, double *regret_se)
 {
-    *rmse = 0.0;
+    *rmse = *regret = *regret_se = 0.0;
     /* Fold of each sampled configuration: its rank of first appearance among
      * them, modulo the folds. */
     size_t *fold_of = malloc((n_layers ? n_layers : 1) * sizeof *fold_of);
+    size_t *start = calloc(n_layers + 1, sizeof *start);
+    size_t *order = malloc((r->n ? r->n : 1) * sizeof *order);
+    double *held = malloc((r->n ? r->n : 1) * sizeof *held);
     uint8_t *use = malloc(r->n ? r->n : 1);
     convsel_calibration cal = {.n_primitives = shape->n_primitives};
     cal.a = calloc(cal.n_primitives ? cal.n_primitives : 1, sizeof *cal.a);
     cal.b = calloc(cal.n_primitives ? cal.n_primitives : 1, sizeof *cal.b);
     convsel_status st = CONVSEL_OK;
-    if (!fold_of || !use || !cal.a || !cal.b) {
+    if (!fold_of || !start || !order || !held || !use || !cal.a || !cal.b) {
         st = convsel_error(CONVSEL_OUT_OF_MEMORY, "out of memory");
         goto done;
     }
@@ -393,26 +419,53 @@ static convsel_status cross_validate(const target_rows *r, const size_t *layer, 
         fold_of[l] = SIZE_MAX;
     size_t n_configs = 0;
     for (size_t i = 0; i < r->n; i++)
-        if (fold_of[layer[i]] == SIZE_MAX)
-            fold_of[layer[i]] = n_configs++;
+        if (fold_of[r->layer[i]] == SIZE_MAX)
+            fold_of[r->layer[i]] = n_configs++;
     if (n_configs < 3)
         goto done;
     size_t folds = n_configs < CV_FOLDS ? n_configs : CV_FOLDS;
     double sum = 0;
     for (size_t f = 0; f < folds && st == CONVSEL_OK; f++) {
         for (size_t i = 0; i < r->n; i++)
-            use[i] = fold_of[layer[i]] % folds != f;
-        st = fit_rows(r, use, params, &cal);
+            use[i] = fold_of[r->layer[i]] % folds != f;
+        st = fit_rows(r, use, params, method, &cal);
         for (size_t i = 0; i < r->n && st == CONVSEL_OK; i++)
             if (!use[i]) {
-                double e = predict_row(&cal, r, i) - r->y[i];
-                sum += e * e;
+                held[i] = predict_row(&cal, r, i);
+                sum += (held[i] - r->y[i]) * (held[i] - r->y[i]);
             }
     }
-    if (st == CONVSEL_OK)
-        *rmse = sqrt(sum / (double)r->n);
+    if (st != CONVSEL_OK)
+        goto done;
+    *rmse = sqrt(sum / (double)r->n);
+    /* The rows configuration by configuration (a counting sort). */
+    for (size_t i = 0; i < r->n; i++)
+        start[r->layer[i] + 1]++;
+    for (size_t l = 0; l < n_layers; l++)
+        start[l + 1] += start[l];
+    for (size_t i = 0; i < r->n; i++)
+        order[start[r->layer[i]]++] = i;
+    double total = 0, total2 = 0;
+    size_t scored = 0;
+    for (size_t l = 0, lo = 0; l < n_layers; l++) {
+        size_t hi = start[l]; /* one past the configuration's rows, after the sort */
+        double g = convsel_regret_log(r->y, held, order + lo, hi - lo);
+        if (!isnan(g)) {
+            total += g;
+            total2 += g * g;
+            scored++;
+        }
+        lo = hi;
+    }
+    if (scored)
+        *regret = total / (double)scored;
+    if (scored > 1)
+        *regret_se = sqrt(fmax(0.0, total2 / (double)scored - *regret * *regret) / (double)(scored - 1));
 done:
     free(fold_of);
+    free(start);
+    free(order);
+    free(held);
     free(use);
     free(cal.a);
     free(cal.b);
@@ -561,9 +614,37 @@ convsel_status convsel_model_calibrate(const convsel_model *source, const convse
         convsel_features_compute(&rec->problem, rec->threads, (int)r.prim[i], cpu, r.x + i * CONVSEL_FEATURE_COUNT);
         r.layer[i] = t.layer[r.row[i]];
     }
-    if ((st = cross_validate(&r, r.layer, t.n_layers, params, &cal, &cal.cv_rmse_log)) != CONVSEL_OK)
-        goto done;
-    if ((st = fit_rows(&r, NULL, params, &cal)) != CONVSEL_OK)
+    if (params->method == CONVSEL_CALIBRATE_AUTO) {
+        /* The one-standard-error rule: the simplest method whose
+         * cross-validated regret is within one standard error of the best
+         * one's. With fewer than 3 configurations there is no
+         * cross-validation, and the pooled line, which keeps the source's
+         * ranking, is taken. */
+        static const convsel_calibrate_method tried[] = {CONVSEL_CALIBRATE_POOLED, CONVSEL_CALIBRATE_LINEAR,
+                                                          CONVSEL_CALIBRATE_BOTH};
+        enum { TRIED = sizeof tried / sizeof tried[0] };
+        double rmse[TRIED], regret[TRIED], se[TRIED];
+        size_t best = 0, pick = 0;
+        for (size_t k = 0; k < TRIED; k++) {
+            if ((st = cross_validate(&r, t.n_layers, params, tried[k], &cal, &rmse[k], &regret[k], &se[k])) !=
+                CONVSEL_OK)
+                goto done;
+            if (regret[k] < regret[best])
+                best = k;
+        }
+        while (regret[pick] > regret[best] + se[best])
+            pick++;
+        cal.method = tried[pick];
+        cal.cv_rmse_log = rmse[pick];
+        cal.cv_regret_log = regret[pick];
+        cal.auto_chosen = 1;
+    } else {
+        double se;
+        if ((st = cross_validate(&r, t.n_layers, params, params->method, &cal, &cal.cv_rmse_log, &cal.cv_regret_log,
+                                 &se)) != CONVSEL_OK)
+            goto done;
+    }
+    if ((st = fit_rows(&r, NULL, params, cal.method, &cal)) != CONVSEL_OK)
         goto done;
 
     if ((st = model_copy(source, &m)) != CONVSEL_OK)

@@ -53,11 +53,19 @@ typedef struct convsel_calibration {
     double *a, *b;
     convsel_ensemble residual; /* no trees and base 0 for LINEAR */
     double cv_rmse_log;        /* cross-validated log error on the samples (0: unknown) */
+    double cv_regret_log;      /* cross-validated log regret on the samples (0: unknown) */
+    int auto_chosen;           /* method was chosen by CONVSEL_CALIBRATE_AUTO */
 } convsel_calibration;
 
 /* The first version that may hold calibrations; a model without one is
  * written as CONVSEL_MODEL_FORMAT_VERSION, so older readers still read it. */
 #define CONVSEL_MODEL_FORMAT_VERSION_CALIBRATED 2
+
+/* The regret of pred on the rows idx[0..n) of one configuration (one row
+ * per primitive), in log: y of the row pred puts fastest (the first of a
+ * tie) minus the least y; y and pred in log ms. NaN when n < 2 (nothing to
+ * choose). */
+double convsel_regret_log(const double *y, const double *pred, const size_t *idx, size_t n);
 
 /* log_ms transformed by model's calibration for cpu, or unchanged when it
  * has none for cpu. x: the features of the prediction. */

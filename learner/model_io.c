@@ -117,7 +117,7 @@ static int pack_calibrations(msgpack_packer *pk, const convsel_model *m)
         return -1;
     for (size_t k = 0; k < m->n_calibrations; k++) {
         const convsel_calibration *cal = &m->calibrations[k];
-        if (msgpack_pack_map(pk, 10) || KEY("cpu") || pack_fingerprint(pk, &cal->cpu) || KEY("source_model") ||
+        if (msgpack_pack_map(pk, 12) || KEY("cpu") || pack_fingerprint(pk, &cal->cpu) || KEY("source_model") ||
             pack_field(pk, cal->source_id, sizeof cal->source_id) || KEY("method") ||
             pack_string(pk, convsel_calibrate_method_name(cal->method)) || KEY("samples") ||
             msgpack_pack_uint64(pk, cal->samples) || KEY("records") || msgpack_pack_uint64(pk, cal->records) ||
@@ -133,7 +133,9 @@ static int pack_calibrations(msgpack_packer *pk, const convsel_model *m)
             if (msgpack_pack_double(pk, cal->b[j]))
                 return -1;
         if (KEY("residual") || pack_ensemble(pk, &cal->residual) || KEY("cv_rmse_log") ||
-            msgpack_pack_double(pk, cal->cv_rmse_log))
+            msgpack_pack_double(pk, cal->cv_rmse_log) || KEY("cv_regret_log") ||
+            msgpack_pack_double(pk, cal->cv_regret_log) || KEY("chosen_by_auto") ||
+            (cal->auto_chosen ? msgpack_pack_true(pk) : msgpack_pack_false(pk)))
             return -1;
     }
     return 0;
@@ -551,6 +553,19 @@ static double read_finite(cursor *c, const char *what)
     return v;
 }
 
+static int read_bool(cursor *c, const char *what)
+{
+    int t = peek(c);
+    if (t < 0)
+        return 0;
+    if (t != 0xc2 && t != 0xc3) {
+        fail(c, CONVSEL_CORRUPT, what);
+        return 0;
+    }
+    c->pos++;
+    return t == 0xc3;
+}
+
 /* Skips one value of any type, iteratively: pending counts the values still
  * to skip, so a deeply nested file costs no stack. */
 static void skip(cursor *c)
@@ -958,7 +973,8 @@ static void parse_calibration(cursor *c, convsel_calibration *cal)
         } else if (str_is(k, len, "method")) {
             char text[32];
             read_str_into(c, text, sizeof text, "method");
-            if (c->status == CONVSEL_OK && convsel_calibrate_method_parse(text, &cal->method) != CONVSEL_OK)
+            if (c->status == CONVSEL_OK && (convsel_calibrate_method_parse(text, &cal->method) != CONVSEL_OK ||
+                                            cal->method == CONVSEL_CALIBRATE_AUTO))
                 fail(c, CONVSEL_CORRUPT, "unknown calibration method");
             seen |= 4;
         } else if (str_is(k, len, "samples")) {
@@ -983,6 +999,12 @@ static void parse_calibration(cursor *c, convsel_calibration *cal)
             cal->cv_rmse_log = read_finite(c, "cv_rmse_log");
             if (c->status == CONVSEL_OK && cal->cv_rmse_log < 0)
                 fail(c, CONVSEL_CORRUPT, "a negative cv_rmse_log");
+        } else if (str_is(k, len, "cv_regret_log")) {
+            cal->cv_regret_log = read_finite(c, "cv_regret_log");
+            if (c->status == CONVSEL_OK && cal->cv_regret_log < 0)
+                fail(c, CONVSEL_CORRUPT, "a negative cv_regret_log");
+        } else if (str_is(k, len, "chosen_by_auto")) {
+            cal->auto_chosen = read_bool(c, "chosen_by_auto is not true or false");
         } else {
             skip(c);
         }

@@ -35,9 +35,12 @@ EOF
 "$convsel" --isa avx2 calibrate --model "$tmp/source_model.msgpack" --samples 3 --threads 1 --pool "$tmp/tiny.txt" \
     --sampled 0 --max-time-s 0.02 --data "$tmp/samples.msgpack" --json -o "$tmp/cal.msgpack" \
     >"$tmp/out" 2>"$tmp/err" || fail "calibrate exited $?: $(cat "$tmp/err")"
-for key in '"samples": 3' '"method": "linear"' '"seconds": ' '"source_model": "' '"model": "' '"isa": "avx2"'; do
+for key in '"samples": 3' '"chosen_by_auto": true' '"cv_regret_log": ' '"seconds": ' '"source_model": "' \
+    '"model": "' '"isa": "avx2"'; do
     grep -q "$key" "$tmp/out" || fail "calibrate --json lacks '$key': $(cat "$tmp/out")"
 done
+# The default method is auto, which records the method it chose.
+grep -Eq '"method": "(pooled|linear|both)"' "$tmp/out" || fail "auto chose no known method: $(cat "$tmp/out")"
 [ -s "$tmp/cal.msgpack" ] || fail "no calibrated model written"
 "$convsel" dataset info "$tmp/samples.msgpack" >"$tmp/info" 2>&1 || fail "--data wrote no readable dataset"
 grep -q "3 configurations" "$tmp/info" || fail "--data: expected 3 configurations: $(cat "$tmp/info")"
@@ -46,6 +49,11 @@ grep -q "3 configurations" "$tmp/info" || fail "--data: expected 3 configuration
 "$convsel" calibrate --model "$tmp/source_model.msgpack" --from-data "$tmp/samples.msgpack" --samples 2 \
     --method linear --json -o "$tmp/cal2.msgpack" >"$tmp/out" 2>"$tmp/err" || fail "--from-data exited $?: $(cat "$tmp/err")"
 grep -q '"samples": 2' "$tmp/out" || fail "--from-data --samples 2: $(cat "$tmp/out")"
+grep -q '"method": "linear", "chosen_by_auto": false' "$tmp/out" || fail "--method linear: $(cat "$tmp/out")"
+# auto with two configurations: nothing to cross-validate, the pooled line.
+"$convsel" calibrate --model "$tmp/source_model.msgpack" --from-data "$tmp/samples.msgpack" --samples 2 \
+    --method auto --json -o "$tmp/cal3.msgpack" >"$tmp/out" 2>"$tmp/err" || fail "--method auto exited $?: $(cat "$tmp/err")"
+grep -q '"method": "pooled", "chosen_by_auto": true' "$tmp/out" || fail "auto on 2 configurations: $(cat "$tmp/out")"
 grep -q '"profile_seconds": 0.000' "$tmp/out" || fail "--from-data profiled: $(cat "$tmp/out")"
 expect_rc 2 calibrate --model "$tmp/source_model.msgpack" --from-data "$tmp/samples.msgpack" --samples 9 -o "$tmp/x.msgpack"
 

@@ -120,6 +120,171 @@ static void test_names(void)
     CHECK_EQ(convsel_calibrate_method_parse("cubic", &back), CONVSEL_INVALID_ARGUMENT);
 }
 
+/* The regret of one configuration, worked by hand: primitives measured at
+ * 1, 2, 4 and e^5 ms (log ms 0, log 2, log 4, 5). */
+static void test_regret_log(void)
+{
+    const double l2 = log(2.0);
+    double y[4] = {0, l2, 2 * l2, 5};
+    size_t idx[4] = {0, 1, 2, 3};
+    double right[4] = {-1, 0, 1, 2};
+    CHECK_NEAR(convsel_regret_log(y, right, idx, 4), 0.0, 1e-12);
+    double second[4] = {0, -1, 1, 2}; /* picks the 2 ms one: log 2 */
+    CHECK_NEAR(convsel_regret_log(y, second, idx, 4), l2, 1e-12);
+    double worst[4] = {3, 2, 1, 0};
+    CHECK_NEAR(convsel_regret_log(y, worst, idx, 4), 5.0, 1e-12);
+    double tied[4] = {0, 0, 1, 2}; /* a tie goes to the first row: 0 */
+    CHECK_NEAR(convsel_regret_log(y, tied, idx, 4), 0.0, 1e-12);
+    size_t back[2] = {2, 1}; /* the first row of this order is 2 */
+    CHECK_NEAR(convsel_regret_log(y, tied, back, 2), 0.0, 1e-12);
+    double tied2[4] = {0, 1, 1, 2};
+    CHECK_NEAR(convsel_regret_log(y, tied2, back, 2), l2, 1e-12);
+    /* One primitive: nothing to choose. */
+    CHECK(isnan(convsel_regret_log(y, right, idx, 1)));
+}
+
+/* The source's ranking of every test problem's primitives, for cpu, and
+ * model's: the same order for every pair (ties aside)? */
+static int same_ranking(const convsel_model *source, const convsel_model *model, const convsel_dataset *test,
+                        const convsel_fingerprint *cpu)
+{
+    size_t np = convsel_model_primitive_count(source);
+    for (size_t i = 0; i < convsel_dataset_size(test) && i < 200; i++) {
+        const convsel_record *r = convsel_dataset_record(test, i);
+        double a[64], b[64];
+        for (size_t j = 0; j < np && j < 64; j++) {
+            convsel_model_query q = {.problem = &r->problem, .threads = r->threads, .primitive = j, .cpu = cpu};
+            CHECK_EQ(convsel_model_predict_batch(source, &q, 1, &a[j]), CONVSEL_OK);
+            CHECK_EQ(convsel_model_predict_batch(model, &q, 1, &b[j]), CONVSEL_OK);
+        }
+        for (size_t j = 0; j < np && j < 64; j++)
+            for (size_t k = 0; k < np && k < 64; k++)
+                if (a[j] < a[k] && !(b[j] <= b[k]))
+                    return 0;
+    }
+    return 1;
+}
+
+/* pooled moves the level and keeps the ranking; auto picks by the regret
+ * on configurations left out, so a target whose primitives moved against
+ * each other gets a per-primitive method, and one that only moved as a
+ * whole keeps the pooled line. */
+static void test_pooled_auto(const convsel_model *source, const convsel_dataset *samples,
+                             const convsel_dataset *test, const convsel_fingerprint *cpu)
+{
+    convsel_model *pooled = calibrate(source, samples, CONVSEL_CALIBRATE_POOLED);
+    convsel_model *linear = calibrate(source, samples, CONVSEL_CALIBRATE_LINEAR);
+    convsel_model *both = calibrate(source, samples, CONVSEL_CALIBRATE_BOTH);
+    convsel_model *chosen = calibrate(source, samples, CONVSEL_CALIBRATE_AUTO);
+    convsel_calibration_info ip, il, ib, ia;
+    CHECK_EQ(convsel_model_calibration(pooled, 0, &ip), CONVSEL_OK);
+    CHECK_EQ(convsel_model_calibration(linear, 0, &il), CONVSEL_OK);
+    CHECK_EQ(convsel_model_calibration(both, 0, &ib), CONVSEL_OK);
+    CHECK_EQ(convsel_model_calibration(chosen, 0, &ia), CONVSEL_OK);
+    CHECK_EQ(ip.method, CONVSEL_CALIBRATE_POOLED);
+    CHECK_EQ(ip.residual_trees, 0);
+    CHECK(!ip.auto_chosen && !il.auto_chosen && ia.auto_chosen);
+    printf("cv regret: pooled %.4f linear %.4f both %.4f -> auto chose %s (%.4f)\n", ip.cv_regret_log,
+           il.cv_regret_log, ib.cv_regret_log, convsel_calibrate_method_name(ia.method), ia.cv_regret_log);
+    /* The pooled line keeps every ranking of the source, and changes the
+     * level (the synthetic target is slower overall). */
+    CHECK(same_ranking(source, pooled, test, cpu));
+    CHECK(!same_ranking(source, linear, test, cpu));
+    {
+        static double x[4000], z[4000];
+        size_t nx, nz;
+        predict_all(pooled, test, cpu, x, &nx);
+        predict_all(source, test, cpu, z, &nz);
+        CHECK(memcmp(x, z, nx * sizeof *x) != 0);
+    }
+    /* Here the primitives moved against each other (0.6× to 2.5×): keeping
+     * the source's ranking costs regret, out of sample too, and auto takes a
+     * per-primitive method — the one it would be asked for by name. */
+    CHECK(ip.cv_regret_log > 0.05);
+    CHECK(ia.method == CONVSEL_CALIBRATE_LINEAR || ia.method == CONVSEL_CALIBRATE_BOTH);
+    CHECK(ia.cv_regret_log < ip.cv_regret_log);
+    const convsel_calibration_info *twin_info = ia.method == CONVSEL_CALIBRATE_LINEAR ? &il : &ib;
+    CHECK(ia.cv_regret_log == twin_info->cv_regret_log);
+    CHECK(ia.cv_rmse_log == twin_info->cv_rmse_log);
+    const convsel_model *twin = ia.method == CONVSEL_CALIBRATE_LINEAR ? linear : both;
+    {
+        static double x[4000], z[4000];
+        size_t nx, nz;
+        predict_all(chosen, test, cpu, x, &nx);
+        predict_all(twin, test, cpu, z, &nz);
+        CHECK_EQ(nx, nz);
+        CHECK(memcmp(x, z, nx * sizeof *x) == 0);
+    }
+    /* The choice survives the file. */
+    uint8_t *data;
+    size_t size;
+    CHECK_EQ(convsel_model_serialize(chosen, &data, &size), CONVSEL_OK);
+    convsel_model *back = NULL;
+    CHECK_EQ(convsel_model_parse(data, size, "auto", &back), CONVSEL_OK);
+    convsel_calibration_info ib2;
+    CHECK_EQ(convsel_model_calibration(back, 0, &ib2), CONVSEL_OK);
+    CHECK_EQ(ib2.method, ia.method);
+    CHECK_EQ(ib2.auto_chosen, 1);
+    CHECK(ib2.cv_regret_log == ia.cv_regret_log);
+    convsel_model_destroy(back);
+    /* chosen_by_auto must be a boolean; "auto" is what was asked, never
+     * what a file may say was fitted (both's file, "both" → "auto", the
+     * same length). */
+    const char flag[] = "\xae" "chosen_by_auto\xc3";
+    uint8_t *hit = memmem(data, size, flag, sizeof flag - 1);
+    CHECK(hit != NULL);
+    if (hit) {
+        hit[sizeof flag - 2] = 0x01;
+        back = NULL;
+        CHECK_EQ(convsel_model_parse(data, size, "flag 1", &back), CONVSEL_CORRUPT);
+        CHECK(strstr(convsel_last_error(), "chosen_by_auto") != NULL);
+    }
+    free(data);
+    CHECK_EQ(convsel_model_serialize(both, &data, &size), CONVSEL_OK);
+    hit = memmem(data, size, "\xa4" "both", 5);
+    CHECK(hit != NULL);
+    if (hit) {
+        memcpy(hit + 1, "auto", 4);
+        back = NULL;
+        CHECK_EQ(convsel_model_parse(data, size, "method auto", &back), CONVSEL_CORRUPT);
+        CHECK(strstr(convsel_last_error(), "calibration method") != NULL);
+    }
+    free(data);
+
+    /* A target that is the source's own prediction, twice as slow: the
+     * pooled line already picks every configuration's fastest (regret 0),
+     * nothing can do better, and auto keeps the simplest. */
+    convsel_dataset *twice;
+    CHECK_EQ(convsel_dataset_create(&twice), CONVSEL_OK);
+    uint32_t fi;
+    CHECK_EQ(convsel_dataset_add_fingerprint(twice, cpu, &fi), CONVSEL_OK);
+    for (size_t i = 0; i < convsel_dataset_size(samples); i++) {
+        convsel_record r = *convsel_dataset_record(samples, i);
+        size_t j;
+        if (convsel_model_primitive_find(source, r.primitive, &j) != CONVSEL_OK)
+            continue;
+        convsel_model_query q = {.problem = &r.problem, .threads = r.threads, .primitive = j, .cpu = cpu};
+        double ms;
+        CHECK_EQ(convsel_model_predict_batch(source, &q, 1, &ms), CONVSEL_OK);
+        r.fingerprint = fi;
+        r.min_ms = r.p10_ms = r.median_ms = r.p90_ms = 2.0 * ms;
+        CHECK_EQ(convsel_dataset_append(twice, &r), CONVSEL_OK);
+    }
+    convsel_model *kept = calibrate(source, twice, CONVSEL_CALIBRATE_AUTO);
+    CHECK_EQ(convsel_model_calibration(kept, 0, &ia), CONVSEL_OK);
+    CHECK_EQ(ia.method, CONVSEL_CALIBRATE_POOLED);
+    CHECK(ia.cv_regret_log == 0);
+    CHECK(ia.cv_rmse_log > 0);
+    CHECK(same_ranking(source, kept, test, cpu));
+    convsel_model_destroy(kept);
+    convsel_dataset_destroy(twice);
+
+    convsel_model_destroy(pooled);
+    convsel_model_destroy(linear);
+    convsel_model_destroy(both);
+    convsel_model_destroy(chosen);
+}
+
 /* The target CPU is exactly twice as slow as the source model predicts: the
  * linear map must find a = log 2, b = 1 (up to the weak prior). */
 static void test_planted_linear(const convsel_model *source, const convsel_dataset *test)
@@ -309,6 +474,7 @@ static void test_parse_damaged(const convsel_model *calibrated)
 int main(void)
 {
     test_names();
+    test_regret_log();
 
     convsel_dataset *src = NULL;
     CHECK_EQ(syn_dataset(5, 6, 20, 150, 0.03, &src), CONVSEL_OK);
@@ -362,6 +528,7 @@ int main(void)
     CHECK(after_trees.mape < 0.6 * before.mape);
 
     test_parse_damaged(both);
+    test_pooled_auto(source, samples, test, &cpu);
 
     /* Provenance. */
     CHECK_EQ(convsel_model_calibration_count(both), 1);

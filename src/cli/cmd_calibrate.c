@@ -1,5 +1,6 @@
 /* convsel calibrate: fit a model trained elsewhere to this CPU from a few measurements. */
 #include <dirent.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -16,7 +17,7 @@ static void usage(FILE *out)
 {
     fprintf(out,
             "usage: convsel [--isa avx512|avx2|sse41|scalar] calibrate [--model M] --samples K\n"
-            "                 [--threads LIST] [--seed S] [--method linear|trees|both] [--pool FILE|DIR ...]\n"
+            "                 [--threads LIST] [--seed S] [--method METHOD] [--pool FILE|DIR ...]\n"
             "                 [--sampled N] [--max-flops F] [--max-time-s S] [--data SAMPLES.msgpack]\n"
             "                 [--if-needed] [--json] [--quiet] -o OUT\n"
             "       convsel calibrate [--model M] --from-data FILE [--samples K] [--seed S] [--method M]\n"
@@ -32,7 +33,8 @@ static void usage(FILE *out)
             "                     default there: all of them)\n"
             "  --threads LIST     thread counts of the candidates, e.g. 1,2 (default 1,2)\n"
             "  --seed S           seed of the choice and of the residual trees (default 1)\n"
-            "  --method M         linear, trees or both (default linear)\n"
+            "  --method M         auto, pooled, linear, trees or both (default auto: pooled, linear\n"
+            "                     or both, by cross-validated regret on the samples)\n"
             "  --pool P           network file or directory of *.txt whose layers are candidates\n"
             "                     (repeatable; default: ./networks, else networks/ next to the\n"
             "                     executable's directory)\n"
@@ -43,7 +45,8 @@ static void usage(FILE *out)
             "  --data FILE        also save the measured samples as a dataset\n"
             "  --from-data FILE   calibrate from a dataset profiled on the target CPU; nothing is\n"
             "                     measured\n"
-            "  --json             print {\"samples\", \"method\", \"cv_rmse_log\", \"seconds\", \"source_model\",\n"
+            "  --json             print {\"samples\", \"method\", \"chosen_by_auto\", \"cv_rmse_log\",\n"
+            "                     \"cv_regret_log\", \"seconds\", \"source_model\",\n"
             "                     \"model\", ...}\n"
             "  --quiet            no progress on stderr\n"
             "  --if-needed        when the model already describes this CPU (same CPU and ISA cap),\n"
@@ -397,7 +400,7 @@ int cmd_calibrate(int argc, char **argv)
             if (!(v = cli_value(CMD, argc, argv, &i)))
                 return CLI_USAGE;
             if (convsel_calibrate_method_parse(v, &params.method) != CONVSEL_OK) {
-                fprintf(stderr, "convsel %s: --method needs linear, trees or both (got '%s')\n", CMD, v);
+                fprintf(stderr, "convsel %s: --method needs linear, trees, both, pooled or auto (got '%s')\n", CMD, v);
                 return CLI_USAGE;
             }
         } else if (strcmp(a, "--threads") == 0) {
@@ -620,8 +623,9 @@ int cmd_calibrate(int argc, char **argv)
     if (json) {
         printf("{\"samples\": %zu, \"records\": %zu, \"method\": ", info.samples, info.records);
         json_string(convsel_calibrate_method_name(info.method));
-        printf(", \"cv_rmse_log\": %.4f, \"seconds\": %.3f, \"profile_seconds\": %.3f, \"source_model\": ",
-               info.cv_rmse_log, seconds, profile_s);
+        printf(", \"chosen_by_auto\": %s, \"cv_rmse_log\": %.4f, \"cv_regret_log\": %.4f, \"seconds\": %.3f, "
+               "\"profile_seconds\": %.3f, \"source_model\": ",
+               info.auto_chosen ? "true" : "false", info.cv_rmse_log, info.cv_regret_log, seconds, profile_s);
         json_string(convsel_model_id(source));
         printf(", \"model\": ");
         json_string(convsel_model_id(calibrated));
@@ -635,11 +639,12 @@ int cmd_calibrate(int argc, char **argv)
     } else {
         printf("calibrated model %s -> %s for %s (%s)\n", convsel_model_id(source), convsel_model_id(calibrated),
                info.cpu.model_name, convsel_isa_name(info.cpu.isa_cap));
-        printf("  %zu configurations, %zu records, method %s, %zu residual trees\n", info.samples, info.records,
-               convsel_calibrate_method_name(info.method), info.residual_trees);
+        printf("  %zu configurations, %zu records, method %s%s, %zu residual trees\n", info.samples, info.records,
+               convsel_calibrate_method_name(info.method), info.auto_chosen ? " (chosen by auto)" : "",
+               info.residual_trees);
         if (info.cv_rmse_log > 0)
-            printf("  cross-validated error on unsampled configurations: %.1f%% (RMS in log)\n",
-                   100 * info.cv_rmse_log);
+            printf("  cross-validated on unsampled configurations: error %.1f%% (RMS in log), regret %.1f%% (geometric mean)\n",
+                   100 * info.cv_rmse_log, 100 * expm1(info.cv_regret_log));
         printf("  %.1f s (profiling %.1f s); wrote %s\n", seconds, profile_s, out_path);
     }
 
