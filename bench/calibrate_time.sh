@@ -26,8 +26,8 @@ trap 'rm -rf "$tmp"' EXIT
     echo "source \`models/default.msgpack\`, default method. Wall time of the whole command, start to exit ("
     echo "start-up, choosing, profiling, fitting, writing) and the parts \`--json\` reports."
     echo
-    echo "| target | K | wall s | profile s | records | method | cv_rmse_log |"
-    echo "|---|---|---|---|---|---|---|"
+    echo "| target | K | wall s | profile s | records | method fitted | cv_rmse_log | cv_regret_log |"
+    echo "|---|---|---|---|---|---|---|---|"
 } >"$prefix.md"
 for target in avx2 t1; do
     for k in $ks; do
@@ -44,8 +44,9 @@ for target in avx2 t1; do
 import json, sys
 r = json.load(open(sys.argv[1]))
 wall = float(sys.argv[5]) - float(sys.argv[4])
-print(f"| {sys.argv[2]} | {sys.argv[3]} | {wall:.1f} | {r['profile_seconds']:.1f} | {r['records']} | {r['method']} | "
-      f"{r['cv_rmse_log']:.3f} |")
+method = r['method'] + (' (auto)' if r.get('chosen_by_auto') else '')
+print(f"| {sys.argv[2]} | {sys.argv[3]} | {wall:.1f} | {r['profile_seconds']:.1f} | {r['records']} | {method} | "
+      f"{r['cv_rmse_log']:.3f} | {r.get('cv_regret_log', 0):.3f} |")
 PY
     done
 done

@@ -120,6 +120,30 @@ static void test_names(void)
     CHECK_EQ(convsel_calibrate_method_parse("cubic", &back), CONVSEL_INVALID_ARGUMENT);
 }
 
+/* Records first..first+count-1 of from (those of primitives source knows),
+ * for cpu, each measured at exactly twice what source predicts. */
+static convsel_dataset *planted_twice(const convsel_model *source, const convsel_dataset *from, size_t first,
+                                      size_t count, const convsel_fingerprint *cpu)
+{
+    convsel_dataset *ds;
+    CHECK_EQ(convsel_dataset_create(&ds), CONVSEL_OK);
+    uint32_t fi;
+    CHECK_EQ(convsel_dataset_add_fingerprint(ds, cpu, &fi), CONVSEL_OK);
+    for (size_t i = first; i < first + count && i < convsel_dataset_size(from); i++) {
+        convsel_record r = *convsel_dataset_record(from, i);
+        size_t j;
+        if (convsel_model_primitive_find(source, r.primitive, &j) != CONVSEL_OK)
+            continue;
+        convsel_model_query q = {.problem = &r.problem, .threads = r.threads, .primitive = j, .cpu = cpu};
+        double ms;
+        CHECK_EQ(convsel_model_predict_batch(source, &q, 1, &ms), CONVSEL_OK);
+        r.fingerprint = fi;
+        r.min_ms = r.p10_ms = r.median_ms = r.p90_ms = 2.0 * ms;
+        CHECK_EQ(convsel_dataset_append(ds, &r), CONVSEL_OK);
+    }
+    return ds;
+}
+
 /* The regret of one configuration, worked by hand: primitives measured at
  * 1, 2, 4 and e^5 ms (log ms 0, log 2, log 4, 5). */
 static void test_regret_log(void)
@@ -254,22 +278,7 @@ static void test_pooled_auto(const convsel_model *source, const convsel_dataset 
     /* A target that is the source's own prediction, twice as slow: the
      * pooled line already picks every configuration's fastest (regret 0),
      * nothing can do better, and auto keeps the simplest. */
-    convsel_dataset *twice;
-    CHECK_EQ(convsel_dataset_create(&twice), CONVSEL_OK);
-    uint32_t fi;
-    CHECK_EQ(convsel_dataset_add_fingerprint(twice, cpu, &fi), CONVSEL_OK);
-    for (size_t i = 0; i < convsel_dataset_size(samples); i++) {
-        convsel_record r = *convsel_dataset_record(samples, i);
-        size_t j;
-        if (convsel_model_primitive_find(source, r.primitive, &j) != CONVSEL_OK)
-            continue;
-        convsel_model_query q = {.problem = &r.problem, .threads = r.threads, .primitive = j, .cpu = cpu};
-        double ms;
-        CHECK_EQ(convsel_model_predict_batch(source, &q, 1, &ms), CONVSEL_OK);
-        r.fingerprint = fi;
-        r.min_ms = r.p10_ms = r.median_ms = r.p90_ms = 2.0 * ms;
-        CHECK_EQ(convsel_dataset_append(twice, &r), CONVSEL_OK);
-    }
+    convsel_dataset *twice = planted_twice(source, samples, 0, convsel_dataset_size(samples), cpu);
     convsel_model *kept = calibrate(source, twice, CONVSEL_CALIBRATE_AUTO);
     CHECK_EQ(convsel_model_calibration(kept, 0, &ia), CONVSEL_OK);
     CHECK_EQ(ia.method, CONVSEL_CALIBRATE_POOLED);
@@ -291,22 +300,7 @@ static void test_planted_linear(const convsel_model *source, const convsel_datas
 {
     convsel_fingerprint cpu;
     syn_target_fingerprint(&cpu);
-    convsel_dataset *ds;
-    CHECK_EQ(convsel_dataset_create(&ds), CONVSEL_OK);
-    uint32_t fi;
-    CHECK_EQ(convsel_dataset_add_fingerprint(ds, &cpu, &fi), CONVSEL_OK);
-    for (size_t i = 0; i < 60; i++) {
-        convsel_record r = *convsel_dataset_record(test, i);
-        size_t j;
-        if (convsel_model_primitive_find(source, r.primitive, &j) != CONVSEL_OK)
-            continue;
-        convsel_model_query q = {.problem = &r.problem, .threads = r.threads, .primitive = j, .cpu = &cpu};
-        double ms;
-        CHECK_EQ(convsel_model_predict_batch(source, &q, 1, &ms), CONVSEL_OK);
-        r.fingerprint = fi;
-        r.min_ms = r.p10_ms = r.median_ms = r.p90_ms = 2.0 * ms;
-        CHECK_EQ(convsel_dataset_append(ds, &r), CONVSEL_OK);
-    }
+    convsel_dataset *ds = planted_twice(source, test, 0, 60, &cpu);
     convsel_model *cal = calibrate(source, ds, CONVSEL_CALIBRATE_LINEAR);
     double worst = 0;
     for (size_t i = 60; i < 120; i++) {
