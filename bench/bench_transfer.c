@@ -24,6 +24,7 @@
 #include "../tests/synthetic_transfer.h"
 
 #define MAX_KS 16
+#define MAX_REPEATS 64
 
 struct options {
     const char *source_path, *target_path, *out_prefix;
@@ -176,8 +177,8 @@ static int parse_options(int argc, char **argv, struct options *o)
         fprintf(stderr, "bench_transfer: give --source and --target, or --synthetic\n");
         return -1;
     }
-    if (o->repeats < 1 || !(o->test_frac > 0 && o->test_frac < 1))
-        return fprintf(stderr, "bench_transfer: bad --repeats or --test-frac\n"), -1;
+    if (o->repeats < 1 || o->repeats > MAX_REPEATS || !(o->test_frac > 0 && o->test_frac < 1))
+        return fprintf(stderr, "bench_transfer: bad --repeats (1..%d) or --test-frac\n", MAX_REPEATS), -1;
     if (!o->out_prefix)
         o->out_prefix = o->synthetic ? "bench/results/transfer_synthetic" : "bench/results/transfer";
     return 0;
@@ -311,10 +312,12 @@ static const char *const row_names[ROW_COUNT] = {
 struct cell {
     double spearman, spearman_pooled, mape, top1, regret_mean, regret_p95, seconds;
     int n;
+    double regret[MAX_REPEATS]; /* each split's mean regret, in split order */
 };
 
 static void cell_add(struct cell *c, const convsel_metrics *m, double seconds)
 {
+    c->regret[c->n] = m->regret_mean;
     c->spearman += m->spearman;
     c->spearman_pooled += m->spearman_pooled;
     c->mape += m->mape;
@@ -331,6 +334,22 @@ static struct cell cell_mean(const struct cell *c)
     double n = c->n ? c->n : 1;
     m.spearman /= n, m.spearman_pooled /= n, m.mape /= n, m.top1 /= n, m.regret_mean /= n, m.regret_p95 /= n, m.seconds /= n;
     return m;
+}
+
+/* The mean over the splits of c's regret minus base's in the same split,
+ * and its standard error: the methods share the splits, so their paired
+ * differences are far less noisy than their regrets. */
+static void paired_regret(const struct cell *c, const struct cell *base, double *mean, double *se)
+{
+    int n = c->n < base->n ? c->n : base->n;
+    double sum = 0, sum2 = 0;
+    for (int i = 0; i < n; i++) {
+        double d = c->regret[i] - base->regret[i];
+        sum += d;
+        sum2 += d * d;
+    }
+    *mean = n ? sum / n : 0;
+    *se = n > 1 ? sqrt(fmax(0.0, sum2 / n - *mean * *mean) / (n - 1)) : 0;
 }
 
 static int as_selector; /* --as-selector */
@@ -467,6 +486,7 @@ int main(int argc, char **argv)
                 c->spearman += fixed[f]->spearman, c->mape += fixed[f]->mape, c->top1 += fixed[f]->top1;
                 c->spearman_pooled += fixed[f]->spearman_pooled;
                 c->regret_mean += fixed[f]->regret_mean, c->regret_p95 += fixed[f]->regret_p95;
+                c->regret[c->n] = fixed[f]->regret_mean;
                 c->seconds += fixed[f]->seconds, c->n++;
             }
             if ((st = convsel_calibrate_choose(source, pool.cand, pool.n, k, seed, cpu, chosen)) != CONVSEL_OK)
@@ -535,7 +555,8 @@ int main(int argc, char **argv)
         fprintf(stderr, "bench_transfer: cannot write %s.{md,csv}: %s\n", o.out_prefix, strerror(errno));
         return 1;
     }
-    fprintf(csv, "k,model,spearman,spearman_pooled,mape,top1,regret_mean,regret_p95,seconds\n");
+    fprintf(csv, "k,model,spearman,spearman_pooled,mape,top1,regret_mean,regret_p95,regret_vs_source,"
+                 "regret_vs_source_se,seconds\n");
     time_t now = time(NULL);
     char date[64];
     strftime(date, sizeof date, "%Y-%m-%d %H:%M UTC", gmtime(&now));
@@ -563,20 +584,24 @@ int main(int argc, char **argv)
     fprintf(md, "- metrics on the held-out configurations (convsel_metrics): Spearman and top-1 per "
                 "configuration (the ranking of a configuration's primitives; onednn_auto, a dispatcher to "
                 "the onednn_direct kernel, left out of it), Spearman pooled over all held-out records, MAPE "
-                "per record, regret = time of the predicted-fastest / fastest - 1\n\n");
+                "per record, regret = time of the predicted-fastest / fastest - 1; \"regret − source's\": per split, "
+                "the row's mean regret minus the unchanged source's on the same split, averaged (percentage points, "
+                "± its standard error over the splits)\n\n");
     fprintf(md, "Targets: K=10 → Spearman ≥ 0.95 and top-1 ≥ 0.85; K=20 → regret_mean ≤ 3%%.\n\n");
     for (size_t i = 0; i < n_done; i++) {
         fprintf(md, "## K = %zu\n\n", done_ks[i]);
         fprintf(md, "| model | Spearman per config | Spearman pooled | MAPE | top-1 | regret mean | regret p95 | "
-                    "fit s |\n");
-        fprintf(md, "|---|---|---|---|---|---|---|---|\n");
+                    "regret − source's, paired (± s.e.) | fit s |\n");
+        fprintf(md, "|---|---|---|---|---|---|---|---|---|\n");
         for (int r = 0; r < ROW_COUNT; r++) {
             struct cell c = cell_mean(&done_cells[i][r]);
-            fprintf(md, "| %s | %.3f | %.3f | %.1f%% | %.3f | %.2f%% | %.1f%% | %.2f |\n", row_names[r],
-                    c.spearman, c.spearman_pooled, 100 * c.mape, c.top1, 100 * c.regret_mean, 100 * c.regret_p95, c.seconds);
-            fprintf(csv, "%zu,%s,%.4f,%.4f,%.4f,%.4f,%.4f,%.4f,%.3f\n", done_ks[i], row_names[r], c.spearman,
-                    c.spearman_pooled, c.mape,
-                    c.top1, c.regret_mean, c.regret_p95, c.seconds);
+            double d, se;
+            paired_regret(&done_cells[i][r], &done_cells[i][ROW_SOURCE], &d, &se);
+            fprintf(md, "| %s | %.3f | %.3f | %.1f%% | %.3f | %.2f%% | %.1f%% | %+.2f ± %.2f | %.2f |\n", row_names[r],
+                    c.spearman, c.spearman_pooled, 100 * c.mape, c.top1, 100 * c.regret_mean, 100 * c.regret_p95,
+                    100 * d, 100 * se, c.seconds);
+            fprintf(csv, "%zu,%s,%.4f,%.4f,%.4f,%.4f,%.4f,%.4f,%.4f,%.4f,%.3f\n", done_ks[i], row_names[r], c.spearman,
+                    c.spearman_pooled, c.mape, c.top1, c.regret_mean, c.regret_p95, d, se, c.seconds);
         }
         fprintf(md, "\nauto chose:");
         for (int m = 0; m < CONVSEL_CALIBRATE_METHOD_COUNT; m++)
