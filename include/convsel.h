@@ -297,6 +297,14 @@ typedef struct convsel_timing_options {
     double max_time_s;    /* stop after this much total time once min_rounds are done (default 2) */
     double target_rel_ci; /* stop when every median is known to ± this fraction (default 0.02) */
     double settle_s;      /* pause when the thread count changes between calls (default 0.15) */
+    /* Before every timed run (not the warm-up), write this many bytes of a
+     * buffer of the call's own, with the thread count the candidates left
+     * (each thread its share), so that the run starts with its data out of
+     * the caches those writes reach. 0 (the default): off, every run after
+     * the first finds what the candidates before it left in cache. At most
+     * 1 GiB; the writes count towards max_time_s. A diagnostic: datasets
+     * and --verify time with 0. */
+    size_t flush_bytes;
 } convsel_timing_options;
 
 /* Fills opts with the defaults above. */

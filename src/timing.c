@@ -27,6 +27,8 @@
 
 /* Two-sided confidence of the median interval. */
 #define MEDIAN_CI_CONFIDENCE 0.95
+/* The largest flush_bytes: 1 GiB. */
+#define TIMING_MAX_FLUSH (1 << 30)
 
 void convsel_timing_options_default(convsel_timing_options *opts)
 {
@@ -38,6 +40,7 @@ void convsel_timing_options_default(convsel_timing_options *opts)
     opts->max_time_s = 2.0;
     opts->target_rel_ci = 0.02;
     opts->settle_s = 0.15;
+    opts->flush_bytes = 0;
 }
 
 double convsel_statistic_pick(convsel_statistic statistic, double min_ms, double p10_ms, double median_ms)
@@ -70,6 +73,9 @@ static convsel_status check_options(const convsel_timing_options *o)
                              o->target_rel_ci);
     if (!(o->settle_s >= 0.0) || o->settle_s > 60.0)
         return convsel_error(CONVSEL_INVALID_ARGUMENT, "timing: settle_s must be in [0, 60] (got %g)", o->settle_s);
+    if (o->flush_bytes > TIMING_MAX_FLUSH)
+        return convsel_error(CONVSEL_INVALID_ARGUMENT, "timing: flush_bytes must be at most %d MiB (got %zu bytes)",
+                             TIMING_MAX_FLUSH >> 20, o->flush_bytes);
     return CONVSEL_OK;
 }
 
@@ -216,6 +222,18 @@ static void next_order(size_t *order, size_t n, size_t previous_last, uint64_t *
     }
 }
 
+/* Writes one byte per cache line of buf[0..n), the lines split among the
+ * threads the candidates use, so that each core's private caches are
+ * overwritten as well as the shared one. */
+static void flush_caches(unsigned char *buf, size_t n)
+{
+    const size_t line = 64;
+    long lines = (long)(n / line);
+#pragma omp parallel for schedule(static)
+    for (long k = 0; k < lines; k++)
+        buf[(size_t)k * line] += 1;
+}
+
 /* The OpenMP thread count the previous call left behind (0: none yet). */
 static atomic_int last_threads;
 
@@ -284,8 +302,13 @@ convsel_status convsel_time_interleaved(size_t n, const convsel_timed_fn *fns, v
 
     struct samples s = {.n = n};
     size_t *order = malloc(n * sizeof *order);
-    if (!order)
-        return convsel_error(CONVSEL_OUT_OF_MEMORY, "timing: out of memory");
+    unsigned char *flush = opts->flush_bytes ? calloc(opts->flush_bytes, 1) : NULL;
+    if (!order || (opts->flush_bytes && !flush)) {
+        free(order);
+        free(flush);
+        return convsel_error(CONVSEL_OUT_OF_MEMORY, "timing: out of memory (flush buffer of %zu bytes)",
+                             opts->flush_bytes);
+    }
 
     double start = convsel_now(), settle_spent;
     st = warm_up(n, fns, ctxs, opts, &settle_spent);
@@ -300,6 +323,8 @@ convsel_status convsel_time_interleaved(size_t n, const convsel_timed_fn *fns, v
         next_order(order, n, previous_last, &rng);
         for (size_t k = 0; k < n && st == CONVSEL_OK; k++) {
             size_t i = order[k];
+            if (flush)
+                flush_caches(flush, opts->flush_bytes);
             st = run_candidate(fns, ctxs, i, &s.times[i * (size_t)s.capacity + (size_t)s.count]);
         }
         if (st != CONVSEL_OK)
@@ -325,6 +350,7 @@ convsel_status convsel_time_interleaved(size_t n, const convsel_timed_fn *fns, v
     }
     atomic_store(&last_threads, omp_get_max_threads());
     free(order);
+    free(flush);
     free(s.times);
     free(s.sorted);
     return st;

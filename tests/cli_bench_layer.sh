@@ -30,6 +30,21 @@ done
 grep -q "no_such_primitive" "$tmp/err" || fail "unknown primitive not named: $(cat "$tmp/err")"
 "$convsel" bench-layer mb1ic8ih8oc8oh8kh3ph1 --frobnicate >/dev/null 2>&1
 [ $? -eq 2 ] || fail "unknown option should exit 2"
+for bad in -1 1025 4k; do
+    "$convsel" bench-layer mb1ic8ih8oc8oh8kh3ph1 --flush "$bad" >/dev/null 2>"$tmp/err"
+    [ $? -eq 2 ] || fail "--flush $bad should exit 2"
+    grep -q -- "--flush" "$tmp/err" || fail "--flush $bad: message does not name the option: $(cat "$tmp/err")"
+done
+# With a flush before every timed run: the same document, every applicable
+# primitive timed.
+"$convsel" bench-layer mb1ic8ih8oc8oh8kh3ph1 --flush 2 --json --max-time 0.1 --warmup 0.005 >"$tmp/flush" \
+    2>"$tmp/err" || fail "--flush 2 exited $?: $(cat "$tmp/err")"
+python3 - "$tmp/flush" <<'EOF2' || fail "--flush 2: bad document: $(cat "$tmp/flush")"
+import json, sys
+doc = json.load(open(sys.argv[1]))
+timed = [r for r in doc["results"] if r.get("applicable")]
+assert len(timed) >= 3 and all(0 < r["min_ms"] <= r["median_ms"] for r in timed), timed
+EOF2
 
 # --json on a tiny layer: valid JSON with the documented keys, every
 # non-reference primitive listed, the applicable ones first and fastest first,

@@ -107,6 +107,7 @@ static void test_options(void)
     CHECK_NEAR(d.max_time_s, 2.0, 1e-12);
     CHECK_NEAR(d.target_rel_ci, 0.02, 1e-12);
     CHECK_NEAR(d.settle_s, 0.15, 1e-12);
+    CHECK_EQ(d.flush_bytes, 0);
 
     CHECK_EQ(convsel_time_interleaved(0, fns, ctxs, &d, t), CONVSEL_INVALID_ARGUMENT);
     CHECK_EQ(convsel_time_interleaved(1, NULL, ctxs, &d, t), CONVSEL_INVALID_ARGUMENT);
@@ -134,7 +135,26 @@ static void test_options(void)
     o = d;
     o.settle_s = -0.5;
     CHECK_EQ(convsel_time_interleaved(1, fns, ctxs, &o, t), CONVSEL_INVALID_ARGUMENT);
+    o = d;
+    o.flush_bytes = ((size_t)1 << 30) + 1;
+    CHECK_EQ(convsel_time_interleaved(1, fns, ctxs, &o, t), CONVSEL_INVALID_ARGUMENT);
+    CHECK(strstr(convsel_last_error(), "flush_bytes") != NULL);
     CHECK_EQ(b.calls, 0); /* nothing ran on a rejected call */
+
+    /* With a flush before every timed run the rounds are the same: exactly
+     * max_rounds of each candidate, each run timed, the warm-up untouched. */
+    o = d;
+    o.flush_bytes = (size_t)4 << 20;
+    o.min_rounds = o.max_rounds = 7;
+    o.warmup_s = 0;
+    o.max_time_s = 60;
+    CHECK_EQ(convsel_time_interleaved(1, fns, ctxs, &o, t), CONVSEL_OK);
+    CHECK_EQ(t[0].runs, 7);
+    CHECK_EQ(b.calls, 8); /* one warm-up run, seven timed */
+    CHECK(t[0].min_ms <= t[0].median_ms && t[0].median_ms <= t[0].p90_ms);
+    o.flush_bytes = 100; /* less than a cache line's worth of lines: harmless */
+    CHECK_EQ(convsel_time_interleaved(1, fns, ctxs, &o, t), CONVSEL_OK);
+    CHECK_EQ(t[0].runs, 7);
 }
 
 /* Every call appends its candidate's id, to check the order of the rounds. */

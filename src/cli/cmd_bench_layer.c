@@ -11,7 +11,7 @@ static void usage(FILE *out)
 {
     fprintf(out,
             "usage: convsel bench-layer DESC [--threads N] [--mb N] [--primitives a,b,...]\n"
-            "                               [--max-time S] [--warmup S] [--json]\n"
+            "                               [--max-time S] [--warmup S] [--flush MIB] [--json]\n"
             "\n"
             "Times every applicable primitive on the layer DESC (a benchdnn descriptor such as\n"
             "mb1ic64ih56oc64oh56kh3ph1) against each other in interleaved rounds, and prints them\n"
@@ -22,6 +22,9 @@ static void usage(FILE *out)
             "  --primitives LIST  only these primitives (comma-separated; the reference only when named)\n"
             "  --max-time S       stop timing after S seconds once the minimum rounds are done (default 2)\n"
             "  --warmup S         warm-up per primitive before timing (default 0.05)\n"
+            "  --flush MIB        before every timed run, write MIB MiB (at most 1024) of a buffer of its\n"
+            "                     own, so that each run starts with the layer's data out of the caches\n"
+            "                     those writes reach (default 0: off; they count towards --max-time)\n"
             "  --json             print {\"problem\", \"threads\", \"results\": [...]} instead of a table\n");
 }
 
@@ -208,7 +211,7 @@ int cmd_bench_layer(int argc, char **argv)
         } else if (strcmp(arg, "--json") == 0) {
             json = 1;
         } else if (strcmp(arg, "--threads") == 0 || strcmp(arg, "--mb") == 0 || strcmp(arg, "--primitives") == 0 ||
-                   strcmp(arg, "--max-time") == 0 || strcmp(arg, "--warmup") == 0) {
+                   strcmp(arg, "--max-time") == 0 || strcmp(arg, "--warmup") == 0 || strcmp(arg, "--flush") == 0) {
             if (!has_value) {
                 fprintf(stderr, "convsel bench-layer: %s needs a value\n", arg);
                 return CLI_USAGE;
@@ -223,7 +226,11 @@ int cmd_bench_layer(int argc, char **argv)
                 ok = parse_seconds(arg, value, &opts.max_time_s);
             else if (strcmp(arg, "--warmup") == 0)
                 ok = parse_seconds(arg, value, &opts.warmup_s);
-            else
+            else if (strcmp(arg, "--flush") == 0) {
+                long mib;
+                if ((ok = parse_long(arg, value, 0, 1024, &mib)))
+                    opts.flush_bytes = (size_t)mib << 20;
+            } else
                 primitives = value;
             if (!ok)
                 return CLI_USAGE;
