@@ -285,6 +285,10 @@ static convsel_status fit_linear(const target_rows *r, const uint8_t *use, const
     double pa, pb;
     convsel_status st =
         fit_line(xs, ys, m, 0.0, 1.0, params->pooled_prior, params->pooled_prior, params->huber, &pa, &pb);
+    /* pooled keeps every ranking only with a rising line: should the data
+     * say otherwise, the level alone (the slope pinned to 1). */
+    if (st == CONVSEL_OK && pooled_only && !(pb > 0))
+        st = fit_line(xs, ys, m, 0.0, 1.0, params->pooled_prior, 1e12, params->huber, &pa, &pb);
     for (size_t j = 0; pooled_only && j < cal->n_primitives; j++) {
         cal->a[j] = pa;
         cal->b[j] = pb;

@@ -121,9 +121,9 @@ static void test_names(void)
 }
 
 /* Records first..first+count-1 of from (those of primitives source knows),
- * for cpu, each measured at exactly twice what source predicts. */
-static convsel_dataset *planted_twice(const convsel_model *source, const convsel_dataset *from, size_t first,
-                                      size_t count, const convsel_fingerprint *cpu)
+ * for cpu, each measured at exactly 2 · (what source predicts)^power. */
+static convsel_dataset *planted(const convsel_model *source, const convsel_dataset *from, size_t first,
+                                size_t count, const convsel_fingerprint *cpu, double power)
 {
     convsel_dataset *ds;
     CHECK_EQ(convsel_dataset_create(&ds), CONVSEL_OK);
@@ -138,7 +138,7 @@ static convsel_dataset *planted_twice(const convsel_model *source, const convsel
         double ms;
         CHECK_EQ(convsel_model_predict_batch(source, &q, 1, &ms), CONVSEL_OK);
         r.fingerprint = fi;
-        r.min_ms = r.p10_ms = r.median_ms = r.p90_ms = 2.0 * ms;
+        r.min_ms = r.p10_ms = r.median_ms = r.p90_ms = 2.0 * pow(ms, power);
         CHECK_EQ(convsel_dataset_append(ds, &r), CONVSEL_OK);
     }
     return ds;
@@ -278,7 +278,7 @@ static void test_pooled_auto(const convsel_model *source, const convsel_dataset 
     /* A target that is the source's own prediction, twice as slow: the
      * pooled line already picks every configuration's fastest (regret 0),
      * nothing can do better, and auto keeps the simplest. */
-    convsel_dataset *twice = planted_twice(source, samples, 0, convsel_dataset_size(samples), cpu);
+    convsel_dataset *twice = planted(source, samples, 0, convsel_dataset_size(samples), cpu, 1.0);
     convsel_model *kept = calibrate(source, twice, CONVSEL_CALIBRATE_AUTO);
     CHECK_EQ(convsel_model_calibration(kept, 0, &ia), CONVSEL_OK);
     CHECK_EQ(ia.method, CONVSEL_CALIBRATE_POOLED);
@@ -287,6 +287,18 @@ static void test_pooled_auto(const convsel_model *source, const convsel_dataset 
     CHECK(same_ranking(source, kept, test, cpu));
     convsel_model_destroy(kept);
     convsel_dataset_destroy(twice);
+
+    /* A target that reverses the source (time 2 / prediction): the pooled
+     * line would fall; pooled fits the level alone instead, and still keeps
+     * every ranking. */
+    convsel_dataset *reversed = planted(source, samples, 0, convsel_dataset_size(samples), cpu, -1.0);
+    convsel_model *flat = calibrate(source, reversed, CONVSEL_CALIBRATE_POOLED);
+    CHECK(same_ranking(source, flat, test, cpu));
+    convsel_model *falls = calibrate(source, reversed, CONVSEL_CALIBRATE_LINEAR);
+    CHECK(!same_ranking(source, falls, test, cpu));
+    convsel_model_destroy(flat);
+    convsel_model_destroy(falls);
+    convsel_dataset_destroy(reversed);
 
     convsel_model_destroy(pooled);
     convsel_model_destroy(linear);
@@ -300,7 +312,7 @@ static void test_planted_linear(const convsel_model *source, const convsel_datas
 {
     convsel_fingerprint cpu;
     syn_target_fingerprint(&cpu);
-    convsel_dataset *ds = planted_twice(source, test, 0, 60, &cpu);
+    convsel_dataset *ds = planted(source, test, 0, 60, &cpu, 1.0);
     convsel_model *cal = calibrate(source, ds, CONVSEL_CALIBRATE_LINEAR);
     double worst = 0;
     for (size_t i = 60; i < 120; i++) {
