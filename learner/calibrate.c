@@ -407,15 +407,14 @@ static convsel_status cross_validate(const target_rows *r, size_t n_layers, cons
     /* Fold of each sampled configuration: its rank of first appearance among
      * them, modulo the folds. */
     size_t *fold_of = malloc((n_layers ? n_layers : 1) * sizeof *fold_of);
-    size_t *start = calloc(n_layers + 1, sizeof *start);
-    size_t *order = malloc((r->n ? r->n : 1) * sizeof *order);
     double *held = malloc((r->n ? r->n : 1) * sizeof *held);
     uint8_t *use = malloc(r->n ? r->n : 1);
     convsel_calibration cal = {.n_primitives = shape->n_primitives};
     cal.a = calloc(cal.n_primitives ? cal.n_primitives : 1, sizeof *cal.a);
     cal.b = calloc(cal.n_primitives ? cal.n_primitives : 1, sizeof *cal.b);
+    convsel_groups groups = {0};
     convsel_status st = CONVSEL_OK;
-    if (!fold_of || !start || !order || !held || !use || !cal.a || !cal.b) {
+    if (!fold_of || !held || !use || !cal.a || !cal.b) {
         st = convsel_error(CONVSEL_OUT_OF_MEMORY, "out of memory");
         goto done;
     }
@@ -442,24 +441,18 @@ static convsel_status cross_validate(const target_rows *r, size_t n_layers, cons
     if (st != CONVSEL_OK)
         goto done;
     *rmse = sqrt(sum / (double)r->n);
-    /* The rows configuration by configuration (a counting sort). */
-    for (size_t i = 0; i < r->n; i++)
-        start[r->layer[i] + 1]++;
-    for (size_t l = 0; l < n_layers; l++)
-        start[l + 1] += start[l];
-    for (size_t i = 0; i < r->n; i++)
-        order[start[r->layer[i]]++] = i;
+    if ((st = convsel_groups_build(r->n, r->layer, n_layers, &groups)) != CONVSEL_OK)
+        goto done;
     double total = 0, total2 = 0;
     size_t scored = 0;
-    for (size_t l = 0, lo = 0; l < n_layers; l++) {
-        size_t hi = start[l]; /* one past the configuration's rows, after the sort */
-        double g = convsel_regret_log(r->y, held, order + lo, hi - lo);
+    for (size_t l = 0; l < n_layers; l++) {
+        const size_t *rows = groups.order + groups.start[l];
+        double g = convsel_regret_log(r->y, held, rows, groups.start[l + 1] - groups.start[l]);
         if (!isnan(g)) {
             total += g;
             total2 += g * g;
             scored++;
         }
-        lo = hi;
     }
     if (scored)
         *regret = total / (double)scored;
@@ -467,8 +460,7 @@ static convsel_status cross_validate(const target_rows *r, size_t n_layers, cons
         *regret_se = sqrt(fmax(0.0, total2 / (double)scored - *regret * *regret) / (double)(scored - 1));
 done:
     free(fold_of);
-    free(start);
-    free(order);
+    convsel_groups_free(&groups);
     free(held);
     free(use);
     free(cal.a);

@@ -10,17 +10,14 @@
 #include "internal.h"
 #include "model.h"
 
-typedef struct layer_row {
-    size_t layer;
+typedef struct primitive_row {
     int32_t primitive;
     size_t row;
-} layer_row;
+} primitive_row;
 
-static int cmp_layer_row(const void *a, const void *b)
+static int cmp_primitive_row(const void *a, const void *b)
 {
-    const layer_row *x = a, *y = b;
-    if (x->layer != y->layer)
-        return x->layer < y->layer ? -1 : 1;
+    const primitive_row *x = a, *y = b;
     if (x->primitive != y->primitive)
         return x->primitive < y->primitive ? -1 : 1;
     return (x->row > y->row) - (x->row < y->row);
@@ -84,11 +81,17 @@ static double spearman(const double *a, const double *b, size_t n, ranked *tmp, 
     return sab / sqrt(saa * sbb);
 }
 
+/* Records without a prediction or a positive time are left out. */
+static int scored(double measured, double pred)
+{
+    return isfinite(pred) && measured > 0;
+}
+
 convsel_status convsel_metrics_compute(size_t n, const size_t *layer, const int32_t *primitive, const double *measured,
                                        const double *pred, const uint8_t *dispatcher, convsel_metrics *m)
 {
     memset(m, 0, sizeof *m);
-    layer_row *rows = malloc((n ? n : 1) * sizeof *rows);
+    primitive_row *rows = malloc((n ? n : 1) * sizeof *rows);
     double *regret = malloc((n ? n : 1) * sizeof *regret);
     double *a = malloc(5 * (n ? n : 1) * sizeof *a);
     ranked *tmp = malloc((n ? n : 1) * sizeof *tmp);
@@ -104,12 +107,12 @@ convsel_status convsel_metrics_compute(size_t n, const size_t *layer, const int3
     double ape = 0;
     size_t within = 0;
     for (size_t i = 0; i < n; i++) {
-        if (!isfinite(pred[i]) || !(measured[i] > 0))
+        if (!scored(measured[i], pred[i]))
             continue;
         double e = fabs(pred[i] - measured[i]) / measured[i];
         ape += e;
         within += e <= 0.10;
-        rows[used++] = (layer_row){layer[i], primitive[i], i};
+        rows[used++] = (primitive_row){primitive[i], i};
     }
     m->n_records = used;
     if (used == 0) {
@@ -121,13 +124,23 @@ convsel_status convsel_metrics_compute(size_t n, const size_t *layer, const int3
     }
     m->mape = ape / (double)used;
     m->within10 = (double)within / (double)used;
+    size_t n_groups = 0;
+    for (size_t i = 0; i < n; i++)
+        if (layer[i] >= n_groups)
+            n_groups = layer[i] + 1;
+    convsel_groups groups;
+    convsel_status st = convsel_groups_build(n, layer, n_groups, &groups);
     double *pa = malloc(4 * used * sizeof *pa);
-    if (!pa) {
+    if (st == CONVSEL_OK && !pa)
+        st = convsel_error(CONVSEL_OUT_OF_MEMORY, "out of memory computing metrics");
+    if (st != CONVSEL_OK) {
         free(rows);
         free(regret);
         free(a);
         free(tmp);
-        return convsel_error(CONVSEL_OUT_OF_MEMORY, "out of memory computing metrics");
+        free(pa);
+        convsel_groups_free(&groups);
+        return st;
     }
     for (size_t i = 0; i < used; i++) {
         pa[i] = pred[rows[i].row];
@@ -136,27 +149,32 @@ convsel_status convsel_metrics_compute(size_t n, const size_t *layer, const int3
     m->spearman_pooled = spearman(pa, pa + used, used, tmp, pa + 2 * used, pa + 3 * used);
     free(pa);
 
-    qsort(rows, used, sizeof *rows, cmp_layer_row);
     size_t n_layers = 0, top1 = 0;
     double rho = 0;
-    for (size_t i = 0; i < used;) {
-        size_t j = i;
-        while (j < used && rows[j].layer == rows[i].layer)
-            j++;
+    for (size_t l = 0; l < groups.n_groups; l++) {
+        /* The layer's records by primitive, then record: the order in which
+         * entries are taken and ties broken. */
+        size_t j = 0;
+        for (size_t g = groups.start[l]; g < groups.start[l + 1]; g++) {
+            size_t i = groups.order[g];
+            if (scored(measured[i], pred[i]))
+                rows[j++] = (primitive_row){primitive[i], i};
+        }
+        qsort(rows, j, sizeof *rows, cmp_primitive_row);
         /* A dispatcher runs one of the other primitives' implementations:
          * where at least two others are measured, ranking it too would score
          * a coin toss between two names for one kernel. */
         size_t others = 0;
         int skip_dispatcher = 0;
         if (dispatcher) {
-            for (size_t r = i; r < j; r++)
-                others += !dispatcher[rows[r].primitive] && (r == i || rows[r].primitive != rows[r - 1].primitive);
+            for (size_t r = 0; r < j; r++)
+                others += !dispatcher[rows[r].primitive] && (r == 0 || rows[r].primitive != rows[r - 1].primitive);
             skip_dispatcher = others >= 2;
         }
         /* One entry per primitive: the first record of a repeated one. */
         size_t k = 0;
-        for (size_t r = i; r < j; r++) {
-            if (r > i && rows[r].primitive == rows[r - 1].primitive)
+        for (size_t r = 0; r < j; r++) {
+            if (r > 0 && rows[r].primitive == rows[r - 1].primitive)
                 continue;
             if (skip_dispatcher && dispatcher[rows[r].primitive])
                 continue;
@@ -164,7 +182,6 @@ convsel_status convsel_metrics_compute(size_t n, const size_t *layer, const int3
             b[k] = measured[rows[r].row];
             k++;
         }
-        i = j;
         if (k < 2)
             continue;
         size_t best_pred = 0, best_meas = 0;
@@ -196,6 +213,7 @@ convsel_status convsel_metrics_compute(size_t n, const size_t *layer, const int3
     } else {
         m->spearman = m->top1 = m->regret_mean = m->regret_p95 = NAN;
     }
+    convsel_groups_free(&groups);
     free(rows);
     free(regret);
     free(a);

@@ -126,6 +126,20 @@ convsel_status convsel_table_build(const convsel_dataset *const *sets, size_t n_
                                    convsel_table *table);
 void convsel_table_free(convsel_table *table);
 
+/* Rows grouped by configuration: order[start[l] .. start[l + 1]) are the
+ * rows of layer l in increasing order (an empty range when l has none). */
+typedef struct convsel_groups {
+    size_t n_groups;
+    size_t *order; /* the n rows */
+    size_t *start; /* n_groups + 1 entries */
+} convsel_groups;
+
+/* Groups rows 0..n-1 by layer[i], each below n_layers (n_groups = n_layers).
+ * Returns OK, INVALID_ARGUMENT (a layer out of range) or OUT_OF_MEMORY; on
+ * failure *groups is empty. The caller frees it with convsel_groups_free. */
+convsel_status convsel_groups_build(size_t n, const size_t *layer, size_t n_layers, convsel_groups *groups);
+void convsel_groups_free(convsel_groups *groups);
+
 /* Trains on the rows with use[i] != 0 (all when use is NULL). */
 convsel_status convsel_model_train_table(const convsel_table *table, const uint8_t *use,
                                          const convsel_train_params *params, convsel_train_progress_fn progress,

@@ -204,3 +204,42 @@ convsel_status convsel_table_build(const convsel_dataset *const *sets, size_t n_
     free(ids);
     return CONVSEL_OK;
 }
+
+void convsel_groups_free(convsel_groups *groups)
+{
+    if (!groups)
+        return;
+    free(groups->order);
+    free(groups->start);
+    memset(groups, 0, sizeof *groups);
+}
+
+convsel_status convsel_groups_build(size_t n, const size_t *layer, size_t n_layers, convsel_groups *groups)
+{
+    memset(groups, 0, sizeof *groups);
+    size_t *start = calloc(n_layers + 1, sizeof *start);
+    size_t *order = malloc((n ? n : 1) * sizeof *order);
+    if (!start || !order) {
+        free(start);
+        free(order);
+        return convsel_error(CONVSEL_OUT_OF_MEMORY, "out of memory grouping %zu rows", n);
+    }
+    for (size_t i = 0; i < n; i++) {
+        if (layer[i] >= n_layers) {
+            free(start);
+            free(order);
+            return convsel_error(CONVSEL_INVALID_ARGUMENT, "row %zu: layer %zu of %zu", i, layer[i], n_layers);
+        }
+        start[layer[i] + 1]++;
+    }
+    for (size_t l = 0; l < n_layers; l++)
+        start[l + 1] += start[l];
+    /* A counting sort, stable; placing a row moves its layer's start on, so
+     * afterwards start[l] is where layer l + 1 begins: shift back by one. */
+    for (size_t i = 0; i < n; i++)
+        order[start[layer[i]]++] = i;
+    memmove(start + 1, start, n_layers * sizeof *start);
+    start[0] = 0;
+    *groups = (convsel_groups){.n_groups = n_layers, .order = order, .start = start};
+    return CONVSEL_OK;
+}

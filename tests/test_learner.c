@@ -366,6 +366,36 @@ static void test_roofline_fit(void)
     CHECK(c < 1e-6);
 }
 
+/* Rows grouped by configuration: in layer order, each group in row order,
+ * an empty group for a layer without rows. */
+static void test_groups(void)
+{
+    size_t layer[7] = {3, 0, 1, 3, 0, 3, 1};
+    convsel_groups g;
+    CHECK_EQ(convsel_groups_build(7, layer, 4, &g), CONVSEL_OK);
+    CHECK_EQ(g.n_groups, 4);
+    size_t start[5] = {0, 2, 4, 4, 7}, order[7] = {1, 4, 2, 6, 0, 3, 5};
+    for (size_t l = 0; l <= 4; l++)
+        CHECK_EQ(g.start[l], start[l]);
+    for (size_t i = 0; i < 7; i++)
+        CHECK_EQ(g.order[i], order[i]);
+    convsel_groups_free(&g);
+    CHECK(g.order == NULL && g.start == NULL);
+
+    CHECK_EQ(convsel_groups_build(0, NULL, 2, &g), CONVSEL_OK);
+    CHECK_EQ(g.n_groups, 2);
+    CHECK_EQ(g.start[0] + g.start[1] + g.start[2], 0);
+    convsel_groups_free(&g);
+    CHECK_EQ(convsel_groups_build(0, NULL, 0, &g), CONVSEL_OK);
+    CHECK_EQ(g.n_groups, 0);
+    CHECK_EQ(g.start[0], 0);
+    convsel_groups_free(&g);
+
+    CHECK_EQ(convsel_groups_build(7, layer, 3, &g), CONVSEL_INVALID_ARGUMENT);
+    CHECK(g.order == NULL && g.start == NULL);
+    convsel_groups_free(&g);
+}
+
 /* Three layers, primitives A, B, C, 0 trees: each primitive's prediction is
  * the geometric mean of its times, so every metric can be worked by hand. */
 static void test_eval_by_hand(void)
@@ -567,6 +597,7 @@ int main(void)
     test_boosting();
     test_params();
     test_roofline_fit();
+    test_groups();
     test_eval_by_hand();
     test_synthetic();
     return CHECK_DONE();
