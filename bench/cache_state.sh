@@ -9,7 +9,9 @@
 #
 # Writes PREFIX.md (default bench/results/cache_state). Timing: run it alone on the machine.
 set -euo pipefail
-cd "$(dirname "${BASH_SOURCE[0]}")/.."
+# shellcheck source-path=SCRIPTDIR
+. "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+cd_repo_root
 threads=2
 prims=onednn_auto,onednn_winograd,direct_simd
 flushes="0 4 64"
@@ -24,11 +26,10 @@ while getopts "t:p:f:o:" opt; do
     esac
 done
 shift $((OPTIND - 1))
-(($# == 1)) || { echo "usage: bash bench/cache_state.sh [-t T] [-p LIST] [-f \"0 4 64\"] [-o PREFIX] NETWORK_FILE" >&2; exit 2; }
+(($# == 1)) || die 2 "usage: bash bench/cache_state.sh [-t T] [-p LIST] [-f \"0 4 64\"] [-o PREFIX] NETWORK_FILE"
 net=$1
-convsel=${CONVSEL:-build/convsel}
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
+convsel=$(convsel_path)
+make_tmp
 : >"$tmp/rows"
 grep -v '^[[:space:]]*\(#\|$\)' "$net" | while IFS= read -r desc; do
     for f in $flushes; do

@@ -6,7 +6,9 @@
 #
 # Targets: this CPU capped to AVX2 (--isa avx2) and this CPU at 1 thread.
 set -euo pipefail
-cd "$(dirname "${BASH_SOURCE[0]}")/.."
+# shellcheck source-path=SCRIPTDIR
+. "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+cd_repo_root
 ks="10 20 50"
 prefix=bench/results/calibrate
 while getopts "k:o:" opt; do
@@ -16,13 +18,12 @@ while getopts "k:o:" opt; do
     *) exit 2 ;;
     esac
 done
-convsel=${CONVSEL:-build/convsel}
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
+convsel=$(convsel_path)
+make_tmp
 {
     echo "# Calibration wall time"
     echo
-    echo "\`bash bench/calibrate_time.sh\` on $(date -u '+%Y-%m-%d %H:%M UTC'), $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ *//'),"
+    echo "\`bash bench/calibrate_time.sh\` on $(date -u '+%Y-%m-%d %H:%M UTC'), $(cpu_model),"
     echo "source \`models/default.msgpack\`, default method. Wall time of the whole command, start to exit ("
     echo "start-up, choosing, profiling, fitting, writing) and the parts \`--json\` reports."
     echo
@@ -38,7 +39,7 @@ for target in avx2 t1; do
         fi
         start=$(date +%s.%N)
         "$convsel" "${args[@]}" --samples "$k" --seed 1 --json -o "$tmp/cal.msgpack" >"$tmp/out.json" 2>"$tmp/err" ||
-            { echo "calibrate failed: $(cat "$tmp/err")" >&2; exit 1; }
+            die 1 "calibrate failed: $(cat "$tmp/err")"
         end=$(date +%s.%N)
         python3 - "$tmp/out.json" "$target" "$k" "$start" "$end" >>"$prefix.md" <<'PY'
 import json, sys

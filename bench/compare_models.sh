@@ -10,7 +10,9 @@
 # Writes PREFIX.jsonl (one line per run: {"net", "t", "m", "r": compare's JSON}) and PREFIX.md
 # (bench/compare_models.py JSONL MD renders it again).
 set -euo pipefail
-cd "$(dirname "${BASH_SOURCE[0]}")/.."
+# shellcheck source-path=SCRIPTDIR
+. "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+cd_repo_root
 threads="1 2"
 prefix=
 models=()
@@ -24,13 +26,12 @@ while getopts "t:m:o:" opt; do
 done
 shift $((OPTIND - 1))
 if [[ -z $prefix || ${#models[@]} -lt 1 || $# -lt 1 ]]; then
-    echo "usage: bash bench/compare_models.sh [-t \"1 2\"] -o PREFIX -m MODEL [-m MODEL ...] NETWORK_FILE..." >&2
-    exit 2
+    die 2 "usage: bash bench/compare_models.sh [-t \"1 2\"] -o PREFIX -m MODEL [-m MODEL ...] NETWORK_FILE..."
 fi
 for m in "${models[@]}"; do
-    [[ -r $m ]] || { echo "compare_models: cannot read model '$m'" >&2; exit 1; }
+    [[ -r $m ]] || die 1 "compare_models: cannot read model '$m'"
 done
-convsel=${CONVSEL:-build/convsel}
+convsel=$(convsel_path)
 jsonl=$prefix.jsonl
 : >"$jsonl"
 for net in "$@"; do

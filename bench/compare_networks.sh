@@ -11,7 +11,9 @@
 #
 # Without networks: every file of ../shared/networks and networks/ (1D/3D layers are skipped).
 set -euo pipefail
-cd "$(dirname "${BASH_SOURCE[0]}")/.."
+# shellcheck source-path=SCRIPTDIR
+. "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+cd_repo_root
 threads="1 2"
 model=models/default.msgpack
 prefix=bench/results/compare
@@ -31,7 +33,7 @@ shift $((OPTIND - 1))
 if (($# == 0)); then
     set -- ../shared/networks/*.txt networks/*.txt
 fi
-convsel=${CONVSEL:-build/convsel}
+convsel=$(convsel_path)
 jsonl=$prefix.jsonl
 : >"$jsonl"
 for t in $threads; do

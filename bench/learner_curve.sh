@@ -9,7 +9,9 @@
 # parameters and scored on the same held-out shapes. The metrics are averaged
 # over the seeds. No timing: the figures are model quality.
 set -euo pipefail
-cd "$(dirname "$0")/.."
+# shellcheck source-path=SCRIPTDIR
+. "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+cd_repo_root
 seeds="1 2 3"
 out=bench/results/learner_curve.md
 halvings=3
@@ -18,16 +20,15 @@ while getopts "s:o:n:" opt; do
     s) seeds=$OPTARG ;;
     o) out=$OPTARG ;;
     n) halvings=$OPTARG ;;
-    *) echo "usage: bash bench/learner_curve.sh [-s SEEDS] [-n HALVINGS] [-o OUT.md] DATA..." >&2; exit 2 ;;
+    *) die 2 "usage: bash bench/learner_curve.sh [-s SEEDS] [-n HALVINGS] [-o OUT.md] DATA..." ;;
     esac
 done
 shift $((OPTIND - 1))
-[ $# -ge 1 ] || { echo "learner_curve.sh: give at least one dataset" >&2; exit 2; }
-convsel=${CONVSEL:-./build/convsel}
-[ -x "$convsel" ] || { echo "learner_curve.sh: $convsel not built" >&2; exit 1; }
+[ $# -ge 1 ] || die 2 "learner_curve.sh: give at least one dataset"
+convsel=$(convsel_path)
+require_built "$convsel"
 
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
+make_tmp
 "$convsel" dataset merge -o "$tmp/all.msgpack" "$@" 2>/dev/null
 configs() { "$convsel" dataset info --json "$1" | python3 -c 'import json,sys; print(json.load(sys.stdin)["configs"])'; }
 for s in $seeds; do
@@ -43,7 +44,7 @@ for s in $seeds; do
     done
 done
 
-cpu=$(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ *//')
+cpu=$(cpu_model)
 python3 - "$tmp/rows" "$out" "$seeds" "$*" "$cpu, $(nproc) logical CPUs; $(date -u '+%Y-%m-%d %H:%M UTC')" <<'EOF'
 import json, sys
 keys = ["mape", "spearman", "spearman_pooled", "top1", "regret_mean", "regret_p95"]

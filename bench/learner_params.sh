@@ -8,40 +8,41 @@
 # PARAMS are --params lists ("max_depth=7", "max_depth=10,min_leaf=1"). No
 # timing: the figures are model quality, so the machine may be busy.
 set -euo pipefail
-cd "$(dirname "$0")/.."
+# shellcheck source-path=SCRIPTDIR
+. "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+cd_repo_root
 seeds="1 2 3 4 5"
 out=bench/results/learner_params.md
 while getopts "s:o:" opt; do
     case $opt in
     s) seeds=$OPTARG ;;
     o) out=$OPTARG ;;
-    *) echo "usage: bash bench/learner_params.sh [-s SEEDS] [-o OUT.md] PARAMS..." >&2; exit 2 ;;
+    *) die 2 "usage: bash bench/learner_params.sh [-s SEEDS] [-o OUT.md] PARAMS..." ;;
     esac
 done
 shift $((OPTIND - 1))
-[ $# -ge 1 ] || { echo "learner_params.sh: give at least one parameter list" >&2; exit 2; }
-convsel=${CONVSEL:-./build/convsel}
-[ -x "$convsel" ] || { echo "learner_params.sh: $convsel not built" >&2; exit 1; }
+[ $# -ge 1 ] || die 2 "learner_params.sh: give at least one parameter list"
+convsel=$(convsel_path)
+require_built "$convsel"
 
 declare -A data=(
     [avx2]="data/avx2.msgpack"
     [avx512]="data/avx512_layers_t1.msgpack data/avx512_layers_t2.msgpack data/avx512_sampled.msgpack data/avx512_sampled2.msgpack"
 )
-tmp=$(mktemp)
-trap 'rm -f "$tmp"' EXIT
+make_tmp
 for params in "$@"; do
     for d in avx2 avx512; do
         for s in $seeds; do
             # shellcheck disable=SC2086
             json=$("$convsel" eval --cv random --seed "$s" --params "$params" --json ${data[$d]} | tr -d '\n')
-            printf '%s\t%s\t%s\n' "$d" "$params" "$json" >>"$tmp"
+            printf '%s\t%s\t%s\n' "$d" "$params" "$json" >>"$tmp/rows"
         done
         echo "learner_params.sh: $d $params done" >&2
     done
 done
 
-cpu=$(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ *//')
-python3 - "$tmp" "$out" "$seeds" "$cpu, $(nproc) logical CPUs; $(date -u '+%Y-%m-%d %H:%M UTC')" <<'EOF'
+cpu=$(cpu_model)
+python3 - "$tmp/rows" "$out" "$seeds" "$cpu, $(nproc) logical CPUs; $(date -u '+%Y-%m-%d %H:%M UTC')" <<'EOF'
 import json, sys
 rows = [l.rstrip('\n').split('\t') for l in open(sys.argv[1])]
 keys = ["mape", "spearman", "top1", "regret_mean", "regret_p95"]

@@ -16,7 +16,9 @@
 # Defaults: -i avx2, -t 1 (the main job's), -k "10 20", the default model, networks/*.txt;
 # writes PREFIX.md and PREFIX.jsonl (default bench/results/transfer_networks).
 set -euo pipefail
-cd "$(dirname "${BASH_SOURCE[0]}")/.."
+# shellcheck source-path=SCRIPTDIR
+. "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+cd_repo_root
 isa=avx2
 threads=1
 ks="10 20"
@@ -40,9 +42,8 @@ while getopts "i:t:k:m:M:o:v:c" opt; do
 done
 shift $((OPTIND - 1))
 (($# == 0)) && set -- networks/*.txt
-convsel=${CONVSEL:-build/convsel}
-work=$(mktemp -d)
-trap 'rm -rf "$work"' EXIT
+convsel=$(convsel_path)
+make_tmp
 
 jsonl=$prefix.jsonl
 : >"$jsonl"
@@ -58,12 +59,12 @@ for k in $ks; do
         echo "calibrate $label under --isa $isa" >&2
         start=$(date +%s%N)
         cal=$("$convsel" --isa "$isa" calibrate --model "$model" --samples "$k" --threads "$threads" "${mopt[@]}" \
-            --quiet --json -o "$work/k$k$method.msgpack")
+            --quiet --json -o "$tmp/k$k$method.msgpack")
         end=$(date +%s%N)
         wall=$(awk -v ns=$((end - start)) 'BEGIN { printf "%.3f", ns / 1e9 }')
         fitted=$(python3 -c 'import json, sys; print(json.loads(sys.argv[1])["method"])' "$cal")
         echo "{\"calibrate_k\": $k, \"label\": \"$label\", \"method\": \"$fitted\", \"isa\": \"$isa\", \"threads\": $threads, \"wall_s\": $wall}" >>"$jsonl"
-        models+=("$label:$work/k$k$method.msgpack")
+        models+=("$label:$tmp/k$k$method.msgpack")
     done
 done
 for net in "$@"; do
@@ -75,15 +76,15 @@ for net in "$@"; do
         ((verify > 0)) && vopt=(--verify "$verify")
         ((check)) && vopt+=(--check)
         if out=$("$convsel" --isa "$isa" compare --net "$net" --mb 1 --threads "$threads" --model "$path" \
-            "${vopt[@]}" --json 2>"$work/err"); then
+            "${vopt[@]}" --json 2>"$tmp/err"); then
             echo "{\"file\": \"$net\", \"isa\": \"$isa\", \"model_label\": \"$label\", ${out#\{}" >>"$jsonl"
         else
-            echo "  failed: $(tail -n 1 "$work/err")" >&2
+            echo "  failed: $(tail -n 1 "$tmp/err")" >&2
         fi
     done
 done
 
-cpu="$(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo | head -n 1), $(nproc) logical CPUs"
+cpu="$(cpu_model), $(nproc) logical CPUs"
 python3 - "$jsonl" "$prefix.md" "$isa" "$threads" "$model" "$verify" "$cpu" "$check" <<'PY'
 import datetime, json, sys
 jsonl, md, isa, threads, model, verify, cpu, check = sys.argv[1:]
