@@ -29,6 +29,7 @@ shift $((OPTIND - 1))
 (($# == 1)) || die 2 "usage: bash bench/cache_state.sh [-t T] [-p LIST] [-f \"0 4 64\"] [-o PREFIX] NETWORK_FILE"
 net=$1
 convsel=$(convsel_path)
+require_built "$convsel"
 make_tmp
 : >"$tmp/rows"
 grep -v '^[[:space:]]*\(#\|$\)' "$net" | while IFS= read -r desc; do

@@ -19,6 +19,7 @@ while getopts "k:o:" opt; do
     esac
 done
 convsel=$(convsel_path)
+require_built "$convsel"
 make_tmp
 {
     echo "# Calibration wall time"

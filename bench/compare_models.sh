@@ -32,6 +32,7 @@ for m in "${models[@]}"; do
     [[ -r $m ]] || die 1 "compare_models: cannot read model '$m'"
 done
 convsel=$(convsel_path)
+require_built "$convsel"
 jsonl=$prefix.jsonl
 : >"$jsonl"
 for net in "$@"; do

@@ -34,6 +34,7 @@ if (($# == 0)); then
     set -- ../shared/networks/*.txt networks/*.txt
 fi
 convsel=$(convsel_path)
+require_built "$convsel"
 jsonl=$prefix.jsonl
 : >"$jsonl"
 for t in $threads; do

@@ -8,6 +8,12 @@ set -euo pipefail
 . "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 cd_repo_root
 convsel=$(convsel_path)
+require_built "$convsel"
+usage="usage: bash bench/depthwise_cache.sh [LAYER] (a benchdnn descriptor; default MobileNet's conv2_1/dw)"
+case ${1:-} in
+-h | --help) echo "$usage"; exit 0 ;;
+-*) die 2 "$usage" ;;
+esac
 layer=${1:-g32mb1ic32ih112iw112oc32oh112ow112kh3kw3sh1sw1ph1pw1}
 out=bench/results/depthwise_cache.md
 {

@@ -43,6 +43,7 @@ done
 shift $((OPTIND - 1))
 (($# == 0)) && set -- networks/*.txt
 convsel=$(convsel_path)
+require_built "$convsel"
 make_tmp
 
 jsonl=$prefix.jsonl
