@@ -37,6 +37,8 @@ struct options {
     size_t n_ks;
     int threads;
     int as_selector;
+    const char *source_data; /* --source-data as given, NULL without it */
+    int copies;              /* --retrain-copies */
 };
 
 static void usage(FILE *out)
@@ -61,6 +63,10 @@ static void usage(FILE *out)
             "  --threads N      training threads (default: all)\n"
             "  --calib K=V,...  calibration parameters other than the defaults (convsel_calibrate_params\n"
             "                   field names: slope_prior, trees, max_depth, learning_rate, ...)\n"
+            "  --source-data LIST  the datasets the source model was trained on (comma-separated): adds\n"
+            "                   rows for a model retrained on them plus the K samples (each sample given\n"
+            "                   --retrain-copies times), and on them plus the target's whole training part\n"
+            "  --retrain-copies R  how many times the K samples are repeated in retraining (default 20)\n"
             "  --out PREFIX     writes PREFIX.md and PREFIX.csv (default bench/results/transfer,\n"
             "                   bench/results/transfer_synthetic with --synthetic)\n");
 }
@@ -130,6 +136,7 @@ static int parse_options(int argc, char **argv, struct options *o)
     o->test_frac = 0.3;
     o->seed = 1;
     o->repeats = 3;
+    o->copies = 20;
     static const size_t default_ks[] = {5, 10, 20, 50, 100};
     memcpy(o->ks, default_ks, sizeof default_ks);
     o->n_ks = 5;
@@ -160,6 +167,10 @@ static int parse_options(int argc, char **argv, struct options *o)
             if (parse_calib(v))
                 return fprintf(stderr, "bench_transfer: bad --calib '%s'\n", v), -1;
             o->calib_text = v, i++;
+        } else if (strcmp(a, "--source-data") == 0) {
+            o->source_data = v, i++;
+        } else if (strcmp(a, "--retrain-copies") == 0) {
+            o->copies = atoi(v), i++;
         } else if (strcmp(a, "--repeats") == 0) {
             o->repeats = atoi(v), i++;
         } else if (strcmp(a, "--test-frac") == 0) {
@@ -179,6 +190,10 @@ static int parse_options(int argc, char **argv, struct options *o)
     }
     if (o->repeats < 1 || o->repeats > MAX_REPEATS || !(o->test_frac > 0 && o->test_frac < 1))
         return fprintf(stderr, "bench_transfer: bad --repeats (1..%d) or --test-frac\n", MAX_REPEATS), -1;
+    if (o->copies < 1 || o->copies > 1000)
+        return fprintf(stderr, "bench_transfer: bad --retrain-copies (1..1000)\n"), -1;
+    if (o->source_data && o->synthetic)
+        return fprintf(stderr, "bench_transfer: --source-data needs a real --source\n"), -1;
     if (!o->out_prefix)
         o->out_prefix = o->synthetic ? "bench/results/transfer_synthetic" : "bench/results/transfer";
     return 0;
@@ -303,11 +318,14 @@ enum {
     ROW_METHOD,
     ROW_RANDOM = ROW_METHOD + CONVSEL_CALIBRATE_METHOD_COUNT,
     ROW_FULL,
+    ROW_RETRAIN,      /* --source-data: source data + K samples */
+    ROW_RETRAIN_FULL, /* --source-data: source data + the whole training part */
     ROW_COUNT
 };
 static const char *const row_names[ROW_COUNT] = {
     "source unchanged", "scratch on K", "calibrated linear", "calibrated trees", "calibrated both",
-    "calibrated pooled", "calibrated auto", "default on random K", "full target train"};
+    "calibrated pooled", "calibrated auto", "default on random K", "full target train",
+    "retrained on source data + K", "retrained on source data + full target"};
 
 struct cell {
     double spearman, spearman_pooled, mape, top1, regret_mean, regret_p95, seconds;
@@ -437,6 +455,25 @@ int main(int argc, char **argv)
     convsel_train_params tp;
     convsel_train_params_default(&tp);
     tp.threads = o.threads;
+    /* --source-data: the source's datasets, then room for the samples'
+     * copies (or the training part) in the sets retraining is given. */
+    const convsel_dataset **rt_sets = NULL;
+    size_t n_source_sets = 0;
+    if (o.source_data) {
+        char *copy = strdup(o.source_data), *save = NULL;
+        rt_sets = calloc(64 + (size_t)o.copies, sizeof *rt_sets);
+        for (char *tok = strtok_r(copy, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+            convsel_dataset *d;
+            if (n_source_sets == 64) {
+                fprintf(stderr, "bench_transfer: --source-data: more than 64 files\n");
+                return 2;
+            }
+            if ((st = convsel_dataset_load(tok, &d)) != CONVSEL_OK)
+                die(tok, st);
+            rt_sets[n_source_sets++] = d;
+        }
+        free(copy);
+    }
 
     /* cells[k][row] over the repeats: each repeat its own split (seed + r),
      * so the pool, the choice and the held-out part all vary. */
@@ -459,7 +496,7 @@ int main(int argc, char **argv)
                 rep, convsel_model_id(source), cpu ? cpu->model_name : "?",
                 cpu ? convsel_isa_name(cpu->isa_cap) : "?", pool.n, convsel_dataset_size(test));
 
-        struct cell source_cell = {0}, full_cell = {0};
+        struct cell source_cell = {0}, full_cell = {0}, retrain_full_cell = {0};
         eval_into(source, test, &source_cell, 0.0);
         {
             const convsel_dataset *sets[1] = {train};
@@ -471,6 +508,15 @@ int main(int argc, char **argv)
             eval_into(full, test, &full_cell, now_s() - t0);
             convsel_model_destroy(full);
         }
+        if (rt_sets) {
+            convsel_model *both;
+            rt_sets[n_source_sets] = train;
+            double t0 = now_s();
+            if ((st = convsel_model_train(rt_sets, n_source_sets + 1, &tp, NULL, NULL, &both)) != CONVSEL_OK)
+                die("train source data + full target", st);
+            eval_into(both, test, &retrain_full_cell, now_s() - t0);
+            convsel_model_destroy(both);
+        }
         size_t *chosen = malloc((pool.n ? pool.n : 1) * sizeof *chosen);
         for (size_t ki = 0; ki < o.n_ks; ki++) {
             size_t k = o.ks[ki];
@@ -479,9 +525,9 @@ int main(int argc, char **argv)
                 continue;
             }
             struct cell *row = cells[ki];
-            const struct cell *fixed[2] = {&source_cell, &full_cell};
-            const int fixed_rows[2] = {ROW_SOURCE, ROW_FULL};
-            for (int f = 0; f < 2; f++) {
+            const struct cell *fixed[3] = {&source_cell, &full_cell, &retrain_full_cell};
+            const int fixed_rows[3] = {ROW_SOURCE, ROW_FULL, ROW_RETRAIN_FULL};
+            for (int f = 0; f < (rt_sets ? 3 : 2); f++) {
                 struct cell *c = &row[fixed_rows[f]];
                 c->spearman += fixed[f]->spearman, c->mape += fixed[f]->mape, c->top1 += fixed[f]->top1;
                 c->spearman_pooled += fixed[f]->spearman_pooled;
@@ -510,6 +556,21 @@ int main(int argc, char **argv)
                 die("train scratch", st);
             eval_into(scratch, test, &row[ROW_SCRATCH], now_s() - t0);
             convsel_model_destroy(scratch);
+            if (rt_sets) {
+                /* The source's data with the K samples, each given copies
+                 * times so that a few configurations weigh against
+                 * thousands; the ISA cap and thread count features let the
+                 * trees tell the target's rows apart. */
+                for (int c = 0; c < o.copies; c++)
+                    rt_sets[n_source_sets + (size_t)c] = samples;
+                convsel_model *re;
+                t0 = now_s();
+                if ((st = convsel_model_train(rt_sets, n_source_sets + (size_t)o.copies, &tp, NULL, NULL, &re)) !=
+                    CONVSEL_OK)
+                    die("retrain", st);
+                eval_into(re, test, &row[ROW_RETRAIN], now_s() - t0);
+                convsel_model_destroy(re);
+            }
             convsel_dataset_destroy(samples);
 
             /* The same K drawn uniformly at random (partial Fisher-Yates). */
@@ -570,6 +631,10 @@ int main(int argc, char **argv)
                     "(`convsel_primitive_runs_as`, asked of oneDNN under the target's ISA cap)\n");
     if (o.calib_text)
         fprintf(md, "- calibration parameters other than the defaults: `--calib %s`\n", o.calib_text);
+    if (o.source_data)
+        fprintf(md, "- retrained rows: the learner's defaults on `%s` (the source's data) plus the K samples, each "
+                    "given %d times, or plus the target's whole training part once\n",
+                o.source_data, o.copies);
     fprintf(md, "- source model: `%s`%s%s (trained on %s, cap %s)\n", convsel_model_id(source),
             o.synthetic ? "" : ", ", o.synthetic ? "" : o.source_path, src_cpu ? src_cpu->model_name : "?",
             src_cpu ? convsel_isa_name(src_cpu->isa_cap) : "?");
@@ -594,6 +659,8 @@ int main(int argc, char **argv)
                     "regret − source's, paired (± s.e.) | fit s |\n");
         fprintf(md, "|---|---|---|---|---|---|---|---|---|\n");
         for (int r = 0; r < ROW_COUNT; r++) {
+            if (!done_cells[i][r].n)
+                continue;
             struct cell c = cell_mean(&done_cells[i][r]);
             double d, se;
             paired_regret(&done_cells[i][r], &done_cells[i][ROW_SOURCE], &d, &se);
@@ -638,10 +705,15 @@ int main(int argc, char **argv)
     printf("wrote %s.md and %s.csv\n", o.out_prefix, o.out_prefix);
     for (size_t i = 0; i < n_done; i++)
         for (int r = 0; r < ROW_COUNT; r++) {
+            if (!done_cells[i][r].n)
+                continue;
             struct cell c = cell_mean(&done_cells[i][r]);
             printf("K=%-4zu %-20s spearman %.3f  mape %5.1f%%  top1 %.3f  regret %5.2f%%  p95 %5.1f%%\n", done_ks[i],
                    row_names[r], c.spearman, 100 * c.mape, c.top1, 100 * c.regret_mean, 100 * c.regret_p95);
         }
+    for (size_t i = 0; i < n_source_sets; i++)
+        convsel_dataset_destroy((convsel_dataset *)rt_sets[i]);
+    free(rt_sets);
     convsel_dataset_destroy(target);
     convsel_model_destroy(source);
     return 0;
