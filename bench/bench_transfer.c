@@ -215,97 +215,41 @@ static void die(const char *what, convsel_status st)
 /* ---------------------------------------------------------------- the pool */
 
 /* The configurations of a dataset's conv records: candidates for the chooser,
- * with their config keys (sorted) and which model primitives were measured. */
+ * and each record's candidate, to take the chosen ones' records again. */
 struct pool {
     size_t n;
     convsel_calibrate_candidate *cand;
-    char (*key)[256];
+    size_t *record_candidate;
 };
-
-struct keyed {
-    char key[256];
-    size_t record;
-};
-
-static int cmp_keyed(const void *a, const void *b)
-{
-    const struct keyed *x = a, *y = b;
-    int c = strcmp(x->key, y->key);
-    return c ? c : (x->record > y->record) - (x->record < y->record);
-}
 
 static void pool_build(const convsel_dataset *ds, const convsel_model *model, struct pool *pool)
 {
-    size_t n = convsel_dataset_size(ds), m = 0;
-    struct keyed *keys = malloc((n ? n : 1) * sizeof *keys);
-    for (size_t i = 0; i < n; i++) {
-        const convsel_record *r = convsel_dataset_record(ds, i);
-        if (r->kind != CONVSEL_RECORD_CONV)
-            continue;
-        convsel_record_config_key(r, keys[m].key, sizeof keys[m].key);
-        keys[m].record = i;
-        m++;
+    size_t n = convsel_dataset_size(ds);
+    pool->cand = malloc((n ? n : 1) * sizeof *pool->cand);
+    pool->record_candidate = malloc((n ? n : 1) * sizeof *pool->record_candidate);
+    if (!pool->cand || !pool->record_candidate) {
+        fprintf(stderr, "bench_transfer: out of memory for a pool of %zu records\n", n);
+        exit(1);
     }
-    qsort(keys, m, sizeof *keys, cmp_keyed);
-    pool->cand = calloc(m ? m : 1, sizeof *pool->cand);
-    pool->key = calloc(m ? m : 1, sizeof *pool->key);
-    pool->n = 0;
-    for (size_t i = 0; i < m; i++) {
-        const convsel_record *r = convsel_dataset_record(ds, keys[i].record);
-        if (i == 0 || strcmp(keys[i].key, keys[i - 1].key) != 0) {
-            convsel_calibrate_candidate *c = &pool->cand[pool->n];
-            c->problem = r->problem;
-            c->threads = r->threads;
-            memcpy(pool->key[pool->n], keys[i].key, sizeof pool->key[0]);
-            pool->n++;
-        }
-        size_t j;
-        if (convsel_model_primitive_find(model, r->primitive, &j) == CONVSEL_OK && j < 64)
-            pool->cand[pool->n - 1].applicable |= 1ull << j;
-    }
-    free(keys);
+    convsel_status st =
+        convsel_calibrate_candidates_from_dataset(ds, model, pool->cand, &pool->n, pool->record_candidate);
+    if (st != CONVSEL_OK)
+        die("pool", st);
 }
 
 static void pool_free(struct pool *pool)
 {
     free(pool->cand);
-    free(pool->key);
-}
-
-static int cmp_key(const void *a, const void *b)
-{
-    return strcmp((const char *)a, (const char *)b);
+    free(pool->record_candidate);
 }
 
 /* The records of ds whose configuration is one of the chosen pool entries. */
 static convsel_dataset *subset(const convsel_dataset *ds, const struct pool *pool, const size_t *chosen, size_t k)
 {
-    char (*want)[256] = malloc((k ? k : 1) * sizeof *want);
-    for (size_t i = 0; i < k; i++)
-        memcpy(want[i], pool->key[chosen[i]], sizeof want[0]);
-    qsort(want, k, sizeof *want, cmp_key);
     convsel_dataset *out;
-    convsel_status st = convsel_dataset_create(&out);
+    convsel_status st = convsel_calibrate_samples_from_dataset(ds, pool->record_candidate, pool->n, chosen, k, &out);
     if (st != CONVSEL_OK)
-        die("dataset", st);
-    uint32_t map[64];
-    size_t nf = convsel_dataset_fingerprint_count(ds);
-    for (size_t f = 0; f < nf && f < 64; f++)
-        if ((st = convsel_dataset_add_fingerprint(out, convsel_dataset_fingerprint(ds, f), &map[f])) != CONVSEL_OK)
-            die("fingerprint", st);
-    for (size_t i = 0; i < convsel_dataset_size(ds); i++) {
-        convsel_record r = *convsel_dataset_record(ds, i);
-        if (r.kind != CONVSEL_RECORD_CONV || r.fingerprint >= 64)
-            continue;
-        char key[256];
-        convsel_record_config_key(&r, key, sizeof key);
-        if (!bsearch(key, want, k, sizeof *want, cmp_key))
-            continue;
-        r.fingerprint = map[r.fingerprint];
-        if ((st = convsel_dataset_append(out, &r)) != CONVSEL_OK)
-            die("append", st);
-    }
-    free(want);
+        die("samples", st);
     return out;
 }
 

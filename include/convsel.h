@@ -1143,6 +1143,33 @@ convsel_status convsel_calibrate_choose(const convsel_model *source, const convs
                                         size_t n_pool, size_t k, uint64_t seed, const convsel_fingerprint *cpu,
                                         size_t *chosen);
 
+/*
+ * The configurations of dataset's conv records as candidates for
+ * convsel_calibrate_choose, for calibrating from a dataset profiled on the
+ * new CPU instead of profiling: one per configuration key
+ * (convsel_record_config_key), in the keys' sorted order, with bit j of
+ * applicable set when model's primitive j (j < 64) was measured there.
+ * cands needs room for convsel_dataset_size(dataset) entries; *n_cands
+ * receives how many were written. record_candidate (NULL, or room for
+ * convsel_dataset_size(dataset) entries) receives each record's candidate
+ * index, SIZE_MAX for a reorder record. Returns OK, INVALID_ARGUMENT or
+ * OUT_OF_MEMORY.
+ */
+convsel_status convsel_calibrate_candidates_from_dataset(const convsel_dataset *dataset, const convsel_model *model,
+                                                         convsel_calibrate_candidate *cands, size_t *n_cands,
+                                                         size_t *record_candidate);
+/*
+ * The records of the chosen candidates, in dataset's order, as a new dataset
+ * (the caller destroys it) with all of dataset's fingerprints, record indexes
+ * remapped: the target_samples of convsel_model_calibrate. record_candidate
+ * and n_cands are what convsel_calibrate_candidates_from_dataset gave for
+ * dataset; chosen holds k indexes below n_cands (repeats allowed). *samples is
+ * NULL on failure. Returns OK, INVALID_ARGUMENT or OUT_OF_MEMORY.
+ */
+convsel_status convsel_calibrate_samples_from_dataset(const convsel_dataset *dataset, const size_t *record_candidate,
+                                                      size_t n_cands, const size_t *chosen, size_t k,
+                                                      convsel_dataset **samples);
+
 /* ---------------------------------------------------------------- convolution runtime */
 
 /*

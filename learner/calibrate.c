@@ -917,3 +917,123 @@ done:
     free(catalogue);
     return st;
 }
+
+/* ---------------------------------------------------------------- candidates from a dataset */
+
+/* A conv record's configuration key; the record index keeps records of one
+ * configuration in dataset order, since qsort is not stable. */
+typedef struct keyed_record {
+    char key[256];
+    size_t record;
+} keyed_record;
+
+static int cmp_keyed_record(const void *a, const void *b)
+{
+    const keyed_record *x = a, *y = b;
+    int c = strcmp(x->key, y->key);
+    return c ? c : (x->record > y->record) - (x->record < y->record);
+}
+
+convsel_status convsel_calibrate_candidates_from_dataset(const convsel_dataset *dataset, const convsel_model *model,
+                                                         convsel_calibrate_candidate *cands, size_t *n_cands,
+                                                         size_t *record_candidate)
+{
+    if (n_cands)
+        *n_cands = 0;
+    if (!dataset || !model || !n_cands)
+        return convsel_error(CONVSEL_INVALID_ARGUMENT, "NULL argument");
+    size_t n = convsel_dataset_size(dataset), m = 0;
+    if (n && !cands)
+        return convsel_error(CONVSEL_INVALID_ARGUMENT, "NULL candidates for a dataset of %zu records", n);
+    keyed_record *keys = malloc((n ? n : 1) * sizeof *keys);
+    if (!keys)
+        return convsel_error(CONVSEL_OUT_OF_MEMORY, "out of memory sorting %zu records by configuration", n);
+    for (size_t i = 0; i < n; i++) {
+        const convsel_record *r = convsel_dataset_record(dataset, i);
+        if (record_candidate)
+            record_candidate[i] = SIZE_MAX;
+        if (r->kind != CONVSEL_RECORD_CONV)
+            continue;
+        convsel_record_config_key(r, keys[m].key, sizeof keys[m].key);
+        keys[m++].record = i;
+    }
+    qsort(keys, m, sizeof *keys, cmp_keyed_record);
+    size_t c = 0;
+    for (size_t i = 0; i < m; i++) {
+        const convsel_record *r = convsel_dataset_record(dataset, keys[i].record);
+        if (i == 0 || strcmp(keys[i].key, keys[i - 1].key) != 0) {
+            memset(&cands[c], 0, sizeof cands[c]);
+            cands[c].problem = r->problem;
+            cands[c].threads = r->threads;
+            c++;
+        }
+        if (record_candidate)
+            record_candidate[keys[i].record] = c - 1;
+        size_t j;
+        if (convsel_model_primitive_find(model, r->primitive, &j) == CONVSEL_OK && j < 64)
+            cands[c - 1].applicable |= 1ull << j;
+    }
+    free(keys);
+    *n_cands = c;
+    return CONVSEL_OK;
+}
+
+convsel_status convsel_calibrate_samples_from_dataset(const convsel_dataset *dataset, const size_t *record_candidate,
+                                                      size_t n_cands, const size_t *chosen, size_t k,
+                                                      convsel_dataset **samples)
+{
+    if (samples)
+        *samples = NULL;
+    if (!dataset || !samples || (convsel_dataset_size(dataset) && !record_candidate) || (k && !chosen))
+        return convsel_error(CONVSEL_INVALID_ARGUMENT, "NULL argument");
+    for (size_t s = 0; s < k; s++)
+        if (chosen[s] >= n_cands)
+            return convsel_error(CONVSEL_INVALID_ARGUMENT, "chosen[%zu] is %zu, there are %zu candidates", s,
+                                 chosen[s], n_cands);
+    size_t n = convsel_dataset_size(dataset), nf = convsel_dataset_fingerprint_count(dataset);
+    uint8_t *keep = calloc(n_cands ? n_cands : 1, 1);
+    uint32_t *map = malloc((nf ? nf : 1) * sizeof *map);
+    convsel_dataset *out = NULL;
+    convsel_status st = CONVSEL_OK;
+    if (!keep || !map) {
+        st = convsel_error(CONVSEL_OUT_OF_MEMORY, "out of memory taking %zu candidates' records", k);
+        goto done;
+    }
+    for (size_t s = 0; s < k; s++)
+        keep[chosen[s]] = 1;
+    if ((st = convsel_dataset_create(&out)) != CONVSEL_OK)
+        goto done;
+    /* Every fingerprint, used or not, in the source's order: the new
+     * dataset's indexes are then the same as long as none repeats. */
+    for (size_t f = 0; f < nf && st == CONVSEL_OK; f++)
+        st = convsel_dataset_add_fingerprint(out, convsel_dataset_fingerprint(dataset, f), &map[f]);
+    for (size_t i = 0; i < n && st == CONVSEL_OK; i++) {
+        size_t c = record_candidate[i];
+        if (c == SIZE_MAX)
+            continue;
+        if (c >= n_cands) {
+            st = convsel_error(CONVSEL_INVALID_ARGUMENT, "record %zu: candidate %zu, there are %zu", i, c, n_cands);
+            break;
+        }
+        if (!keep[c])
+            continue;
+        convsel_record r = *convsel_dataset_record(dataset, i);
+        if (r.fingerprint >= nf) {
+            st = convsel_error(CONVSEL_INVALID_ARGUMENT, "record %zu: fingerprint %u, the dataset has %zu", i,
+                               (unsigned)r.fingerprint, nf);
+            break;
+        }
+        r.fingerprint = map[r.fingerprint];
+        st = convsel_dataset_append(out, &r);
+    }
+
+done:
+    free(keep);
+    free(map);
+    if (st != CONVSEL_OK) {
+        convsel_dataset_destroy(out);
+        return st;
+    }
+    *samples = out;
+    return CONVSEL_OK;
+}

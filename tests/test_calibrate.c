@@ -3,7 +3,8 @@
  * with 15 configurations of a synthetic target CPU whose primitives are
  * scaled differently (synthetic_transfer.h), must predict the target's
  * held-out configurations much better than the source does; calibrated
- * models round-trip through files; the chooser is deterministic.
+ * models round-trip through files; the chooser is deterministic; candidates
+ * and samples are taken from a dataset as calibrate --from-data takes them.
  */
 #include <math.h>
 #include <stdio.h>
@@ -331,6 +332,20 @@ static void test_planted_linear(const convsel_model *source, const convsel_datas
     convsel_dataset_destroy(ds);
 }
 
+/* An empty dataset with the synthetic source CPU (index *fa) and target CPU
+ * (index *fb). */
+static convsel_dataset *two_cpu_dataset(uint32_t *fa, uint32_t *fb)
+{
+    convsel_dataset *ds;
+    CHECK_EQ(convsel_dataset_create(&ds), CONVSEL_OK);
+    convsel_fingerprint a, b;
+    syn_fingerprint(&a);
+    syn_target_fingerprint(&b);
+    CHECK_EQ(convsel_dataset_add_fingerprint(ds, &a, fa), CONVSEL_OK);
+    CHECK_EQ(convsel_dataset_add_fingerprint(ds, &b, fb), CONVSEL_OK);
+    return ds;
+}
+
 static void test_errors(const convsel_model *source, const convsel_dataset *train)
 {
     convsel_model *out = (convsel_model *)1;
@@ -344,14 +359,8 @@ static void test_errors(const convsel_model *source, const convsel_dataset *trai
     CHECK_EQ(convsel_model_calibrate(source, train, &p, &out), CONVSEL_INVALID_ARGUMENT);
 
     /* Records of two CPUs: which one to calibrate for is ambiguous. */
-    convsel_dataset *mixed;
-    CHECK_EQ(convsel_dataset_create(&mixed), CONVSEL_OK);
-    convsel_fingerprint a, b;
-    syn_fingerprint(&a);
-    syn_target_fingerprint(&b);
     uint32_t fa, fb;
-    CHECK_EQ(convsel_dataset_add_fingerprint(mixed, &a, &fa), CONVSEL_OK);
-    CHECK_EQ(convsel_dataset_add_fingerprint(mixed, &b, &fb), CONVSEL_OK);
+    convsel_dataset *mixed = two_cpu_dataset(&fa, &fb);
     for (size_t i = 0; i < 20; i++) {
         convsel_record r = *convsel_dataset_record(train, i);
         r.fingerprint = i % 2 ? fa : fb;
@@ -427,6 +436,116 @@ static void test_choose(const convsel_model *source, const pool *p)
     CHECK_EQ(convsel_calibrate_choose(source, p->cand, 3, 4, 1, &cpu, too_many), CONVSEL_INVALID_ARGUMENT);
 }
 
+/* A conv record of shape at 1 thread, every time ms. */
+static convsel_record hand_record(const char *shape, const char *primitive, uint32_t fingerprint, double ms)
+{
+    convsel_record r;
+    memset(&r, 0, sizeof r);
+    r.kind = CONVSEL_RECORD_CONV;
+    CHECK_EQ(convsel_problem_parse(shape, &r.problem), CONVSEL_OK);
+    snprintf(r.primitive, sizeof r.primitive, "%s", primitive);
+    r.from = r.to = CONVSEL_LAYOUT_NCHW;
+    r.threads = 1;
+    r.isa = CONVSEL_ISA_AVX2;
+    r.fingerprint = fingerprint;
+    r.min_ms = r.p10_ms = r.median_ms = r.p90_ms = ms;
+    r.runs = 5;
+    r.tensor = CONVSEL_TENSOR_SRC;
+    return r;
+}
+
+/* Candidates from a hand-built dataset of two configurations, measured in
+ * an order other than their keys': one record repeated, a reorder record
+ * (no candidate), a primitive source does not know (no applicable bit);
+ * then the chosen ones' records, in the dataset's order. */
+static void test_candidates_from_dataset(const convsel_model *source)
+{
+    const char *late = "mb1ic32ih28oc64oh28kh3ph1", *early = "mb1ic16ih14oc32oh14kh1";
+    size_t direct, gemm, winograd;
+    CHECK_EQ(convsel_model_primitive_find(source, "syn_direct", &direct), CONVSEL_OK);
+    CHECK_EQ(convsel_model_primitive_find(source, "syn_gemm", &gemm), CONVSEL_OK);
+    CHECK_EQ(convsel_model_primitive_find(source, "syn_winograd", &winograd), CONVSEL_OK);
+    uint32_t f0, f1;
+    convsel_dataset *ds = two_cpu_dataset(&f0, &f1);
+    convsel_fingerprint cpu;
+    syn_target_fingerprint(&cpu);
+    convsel_record records[6] = {
+        hand_record(late, "syn_direct", f1, 1.0),  hand_record(early, "syn_gemm", f1, 2.0),
+        hand_record(late, "reorder", f1, 3.0),     hand_record(late, "no_such_primitive", f1, 4.0),
+        hand_record(late, "syn_direct", f1, 5.0),  hand_record(early, "syn_winograd", f1, 6.0),
+    };
+    records[2].kind = CONVSEL_RECORD_REORDER;
+    records[2].to = CONVSEL_LAYOUT_NCHW16C;
+    for (size_t i = 0; i < 6; i++)
+        CHECK_EQ(convsel_dataset_append(ds, &records[i]), CONVSEL_OK);
+    char late_key[256], early_key[256];
+    convsel_record_config_key(&records[0], late_key, sizeof late_key);
+    convsel_record_config_key(&records[1], early_key, sizeof early_key);
+    CHECK(strcmp(early_key, late_key) < 0);
+
+    convsel_calibrate_candidate cands[6];
+    size_t n_cands = 99, record_candidate[6];
+    CHECK_EQ(convsel_calibrate_candidates_from_dataset(ds, source, cands, &n_cands, record_candidate), CONVSEL_OK);
+    CHECK_EQ(n_cands, 2);
+    CHECK(memcmp(&cands[0].problem, &records[1].problem, sizeof cands[0].problem) == 0);
+    CHECK(memcmp(&cands[1].problem, &records[0].problem, sizeof cands[1].problem) == 0);
+    CHECK_EQ(cands[0].threads, 1);
+    CHECK_EQ(cands[1].threads, 1);
+    CHECK(cands[0].applicable == ((1ull << gemm) | (1ull << winograd)));
+    CHECK(cands[1].applicable == 1ull << direct);
+    const size_t want_candidate[6] = {1, 0, SIZE_MAX, 1, 1, 0};
+    for (size_t i = 0; i < 6; i++)
+        CHECK_EQ(record_candidate[i], want_candidate[i]);
+    /* Without record_candidate: the same candidates. */
+    convsel_calibrate_candidate again[6];
+    size_t n_again = 0;
+    CHECK_EQ(convsel_calibrate_candidates_from_dataset(ds, source, again, &n_again, NULL), CONVSEL_OK);
+    CHECK_EQ(n_again, 2);
+    CHECK(memcmp(again, cands, 2 * sizeof *cands) == 0);
+
+    /* The later configuration: its three conv records, in the dataset's order. */
+    convsel_dataset *samples = NULL;
+    const size_t just_late[1] = {1};
+    CHECK_EQ(convsel_calibrate_samples_from_dataset(ds, record_candidate, n_cands, just_late, 1, &samples), CONVSEL_OK);
+    CHECK_EQ(convsel_dataset_size(samples), 3);
+    CHECK_EQ(convsel_dataset_fingerprint_count(samples), 2);
+    const size_t want_late[3] = {0, 3, 4};
+    for (size_t i = 0; i < 3 && i < convsel_dataset_size(samples); i++) {
+        const convsel_record *r = convsel_dataset_record(samples, i);
+        CHECK_STR(r->primitive, records[want_late[i]].primitive);
+        CHECK_NEAR(r->median_ms, records[want_late[i]].median_ms, 0);
+        CHECK(convsel_fingerprint_same_cpu(convsel_dataset_fingerprint(samples, r->fingerprint), &cpu));
+    }
+    convsel_dataset_destroy(samples);
+    /* Both, one of them twice: every conv record once, in order. */
+    const size_t both[3] = {1, 0, 1};
+    CHECK_EQ(convsel_calibrate_samples_from_dataset(ds, record_candidate, n_cands, both, 3, &samples), CONVSEL_OK);
+    CHECK_EQ(convsel_dataset_size(samples), 5);
+    const size_t want_both[5] = {0, 1, 3, 4, 5};
+    for (size_t i = 0; i < 5 && i < convsel_dataset_size(samples); i++)
+        CHECK_NEAR(convsel_dataset_record(samples, i)->median_ms, records[want_both[i]].median_ms, 0);
+    convsel_dataset_destroy(samples);
+
+    /* Bad arguments fail with a message, and no dataset. */
+    samples = (convsel_dataset *)1;
+    const size_t out_of_range[1] = {2};
+    CHECK_EQ(convsel_calibrate_samples_from_dataset(ds, record_candidate, n_cands, out_of_range, 1, &samples),
+             CONVSEL_INVALID_ARGUMENT);
+    CHECK(samples == NULL);
+    CHECK(strstr(convsel_last_error(), "2 candidates") != NULL);
+    CHECK_EQ(convsel_calibrate_samples_from_dataset(ds, NULL, n_cands, both, 3, &samples), CONVSEL_INVALID_ARGUMENT);
+    CHECK_EQ(convsel_calibrate_candidates_from_dataset(ds, source, NULL, &n_cands, NULL), CONVSEL_INVALID_ARGUMENT);
+    CHECK_EQ(n_cands, 0);
+    CHECK_EQ(convsel_calibrate_candidates_from_dataset(ds, NULL, cands, &n_cands, NULL), CONVSEL_INVALID_ARGUMENT);
+    convsel_dataset *empty;
+    CHECK_EQ(convsel_dataset_create(&empty), CONVSEL_OK);
+    n_cands = 99;
+    CHECK_EQ(convsel_calibrate_candidates_from_dataset(empty, source, NULL, &n_cands, NULL), CONVSEL_OK);
+    CHECK_EQ(n_cands, 0);
+    convsel_dataset_destroy(empty);
+    convsel_dataset_destroy(ds);
+}
+
 /* The calibration part of a model file is read as carefully as the rest:
  * truncations and byte flips in it give CORRUPT (or, for a flip that keeps
  * the file valid, a model), never a crash or a read out of bounds (run
@@ -500,6 +619,7 @@ int main(void)
     CHECK(p.n > 100);
 
     test_choose(source, &p);
+    test_candidates_from_dataset(source);
     test_errors(source, train);
     test_planted_linear(source, test);
 

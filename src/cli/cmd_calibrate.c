@@ -228,54 +228,6 @@ static int add_sampled(const char *const *paths, size_t n_paths, long n, uint64_
     return st == CONVSEL_OK ? CLI_OK : cli_fail(CMD, st);
 }
 
-/* The configurations of a dataset's conv records (one candidate each, with
- * the model primitives measured there), and each record's candidate. */
-typedef struct keyed_record {
-    char key[256];
-    size_t record;
-} keyed_record;
-
-static int cmp_keyed_record(const void *a, const void *b)
-{
-    const keyed_record *x = a, *y = b;
-    int c = strcmp(x->key, y->key);
-    return c ? c : (x->record > y->record) - (x->record < y->record);
-}
-
-static int candidates_from_dataset(const convsel_dataset *ds, const convsel_model *model, candidates *c,
-                                   size_t *record_candidate)
-{
-    size_t n = convsel_dataset_size(ds), m = 0;
-    keyed_record *keys = malloc((n ? n : 1) * sizeof *keys);
-    if (!keys) {
-        fprintf(stderr, "convsel %s: out of memory\n", CMD);
-        return CLI_FAIL;
-    }
-    for (size_t i = 0; i < n; i++) {
-        const convsel_record *r = convsel_dataset_record(ds, i);
-        record_candidate[i] = SIZE_MAX;
-        if (r->kind != CONVSEL_RECORD_CONV)
-            continue;
-        convsel_record_config_key(r, keys[m].key, sizeof keys[m].key);
-        keys[m++].record = i;
-    }
-    qsort(keys, m, sizeof *keys, cmp_keyed_record);
-    for (size_t i = 0; i < m; i++) {
-        const convsel_record *r = convsel_dataset_record(ds, keys[i].record);
-        if ((i == 0 || strcmp(keys[i].key, keys[i - 1].key) != 0) && candidates_add(c, &r->problem, r->threads)) {
-            free(keys);
-            fprintf(stderr, "convsel %s: out of memory\n", CMD);
-            return CLI_FAIL;
-        }
-        record_candidate[keys[i].record] = c->n - 1;
-        size_t j;
-        if (convsel_model_primitive_find(model, r->primitive, &j) == CONVSEL_OK && j < 64)
-            c->items[c->n - 1].applicable |= 1ull << j;
-    }
-    free(keys);
-    return CLI_OK;
-}
-
 /* ---------------------------------------------------------------- profiling */
 
 static int profile(const candidates *c, const size_t *chosen, size_t k, const unsigned char *selected,
@@ -489,50 +441,23 @@ int cmd_calibrate(int argc, char **argv)
             /* K of the file's configurations, chosen as they would be for profiling. */
             size_t n = convsel_dataset_size(loaded);
             record_candidate = malloc((n ? n : 1) * sizeof *record_candidate);
-            if (!record_candidate) {
+            cands.items = malloc((n ? n : 1) * sizeof *cands.items);
+            chosen = malloc((size_t)samples * sizeof *chosen);
+            if (!record_candidate || !cands.items || !chosen) {
+                fprintf(stderr, "convsel %s: out of memory\n", CMD);
                 rc = CLI_FAIL;
                 goto done;
             }
-            if ((rc = candidates_from_dataset(loaded, source, &cands, record_candidate)) != CLI_OK)
-                goto done;
-            chosen = malloc((size_t)samples * sizeof *chosen);
-            uint8_t *keep = calloc(cands.n ? cands.n : 1, 1);
+            cands.cap = n ? n : 1;
             const convsel_fingerprint *cpu = convsel_dataset_fingerprint_count(loaded)
                                                  ? convsel_dataset_fingerprint(loaded, 0)
                                                  : NULL;
-            if (!chosen || !keep) {
-                free(keep);
-                rc = CLI_FAIL;
-                goto done;
-            }
-            st = convsel_calibrate_choose(source, cands.items, cands.n, (size_t)samples, seed, cpu, chosen);
-            if (st != CONVSEL_OK) {
-                free(keep);
-                rc = cli_fail(CMD, st);
-                goto done;
-            }
-            for (long s = 0; s < samples; s++)
-                keep[chosen[s]] = 1;
-            if ((st = convsel_dataset_create(&target)) != CONVSEL_OK) {
-                free(keep);
-                rc = cli_fail(CMD, st);
-                goto done;
-            }
-            uint32_t map[256];
-            size_t nf = convsel_dataset_fingerprint_count(loaded);
-            for (size_t f = 0; f < nf && f < 256 && st == CONVSEL_OK; f++)
-                st = convsel_dataset_add_fingerprint(target, convsel_dataset_fingerprint(loaded, f), &map[f]);
-            for (size_t i = 0; i < n && st == CONVSEL_OK; i++) {
-                if (record_candidate[i] == SIZE_MAX || !keep[record_candidate[i]])
-                    continue;
-                convsel_record r = *convsel_dataset_record(loaded, i);
-                if (r.fingerprint >= 256)
-                    continue;
-                r.fingerprint = map[r.fingerprint];
-                st = convsel_dataset_append(target, &r);
-            }
-            free(keep);
-            if (st != CONVSEL_OK) {
+            if ((st = convsel_calibrate_candidates_from_dataset(loaded, source, cands.items, &cands.n,
+                                                                record_candidate)) != CONVSEL_OK ||
+                (st = convsel_calibrate_choose(source, cands.items, cands.n, (size_t)samples, seed, cpu, chosen)) !=
+                    CONVSEL_OK ||
+                (st = convsel_calibrate_samples_from_dataset(loaded, record_candidate, cands.n, chosen,
+                                                             (size_t)samples, &target)) != CONVSEL_OK) {
                 rc = cli_fail(CMD, st);
                 goto done;
             }
