@@ -263,13 +263,14 @@ enum {
     ROW_RANDOM = ROW_METHOD + CONVSEL_CALIBRATE_METHOD_COUNT,
     ROW_FULL,
     ROW_RETRAIN,      /* --source-data: source data + K samples */
+    ROW_RETRAIN_NONE, /* --source-data: source data alone, this split's seed */
     ROW_RETRAIN_FULL, /* --source-data: source data + the whole training part */
     ROW_COUNT
 };
 static const char *const row_names[ROW_COUNT] = {
     "source unchanged", "scratch on K", "calibrated linear", "calibrated trees", "calibrated both",
     "calibrated pooled", "calibrated auto", "default on random K", "full target train",
-    "retrained on source data + K", "retrained on source data + full target"};
+    "retrained on source data + K", "retrained on source data alone", "retrained on source data + full target"};
 
 struct cell {
     double spearman, spearman_pooled, mape, top1, regret_mean, regret_p95, seconds;
@@ -440,7 +441,7 @@ int main(int argc, char **argv)
                 rep, convsel_model_id(source), cpu ? cpu->model_name : "?",
                 cpu ? convsel_isa_name(cpu->isa_cap) : "?", pool.n, convsel_dataset_size(test));
 
-        struct cell source_cell = {0}, full_cell = {0}, retrain_full_cell = {0};
+        struct cell source_cell = {0}, full_cell = {0}, retrain_none_cell = {0}, retrain_full_cell = {0};
         eval_into(source, test, &source_cell, 0.0);
         {
             const convsel_dataset *sets[1] = {train};
@@ -451,6 +452,16 @@ int main(int argc, char **argv)
                 die("train full", st);
             eval_into(full, test, &full_cell, now_s() - t0);
             convsel_model_destroy(full);
+        }
+        if (rt_sets) {
+            /* The control: retraining alone, with this split's seed, moves
+             * the model as much as the samples may. */
+            convsel_model *again;
+            double t0 = now_s();
+            if ((st = convsel_model_train(rt_sets, n_source_sets, &tp, NULL, NULL, &again)) != CONVSEL_OK)
+                die("train source data", st);
+            eval_into(again, test, &retrain_none_cell, now_s() - t0);
+            convsel_model_destroy(again);
         }
         if (rt_sets) {
             convsel_model *both;
@@ -469,9 +480,9 @@ int main(int argc, char **argv)
                 continue;
             }
             struct cell *row = cells[ki];
-            const struct cell *fixed[3] = {&source_cell, &full_cell, &retrain_full_cell};
-            const int fixed_rows[3] = {ROW_SOURCE, ROW_FULL, ROW_RETRAIN_FULL};
-            for (int f = 0; f < (rt_sets ? 3 : 2); f++) {
+            const struct cell *fixed[4] = {&source_cell, &full_cell, &retrain_none_cell, &retrain_full_cell};
+            const int fixed_rows[4] = {ROW_SOURCE, ROW_FULL, ROW_RETRAIN_NONE, ROW_RETRAIN_FULL};
+            for (int f = 0; f < (rt_sets ? 4 : 2); f++) {
                 struct cell *c = &row[fixed_rows[f]];
                 c->spearman += fixed[f]->spearman, c->mape += fixed[f]->mape, c->top1 += fixed[f]->top1;
                 c->spearman_pooled += fixed[f]->spearman_pooled;
@@ -577,7 +588,9 @@ int main(int argc, char **argv)
         fprintf(md, "- calibration parameters other than the defaults: `--calib %s`\n", o.calib_text);
     if (o.source_data)
         fprintf(md, "- retrained rows: the learner's defaults on `%s` (the source's data) plus the K samples, each "
-                    "given %d times, or plus the target's whole training part once\n",
+                    "given %d times, or plus the target's whole training part once; \"alone\": the same data without "
+                    "target samples, trained with the split's seed (the source model's seed is its own), what "
+                    "retraining changes by itself\n",
                 o.source_data, o.copies);
     fprintf(md, "- source model: `%s`%s%s (trained on %s, cap %s)\n", convsel_model_id(source),
             o.synthetic ? "" : ", ", o.synthetic ? "" : o.source_path, src_cpu ? src_cpu->model_name : "?",
