@@ -38,7 +38,6 @@ struct options {
     int threads;
     int as_selector;
     const char *source_data; /* --source-data as given, NULL without it */
-    int copies;              /* --retrain-copies */
 };
 
 static void usage(FILE *out)
@@ -64,9 +63,9 @@ static void usage(FILE *out)
             "  --calib K=V,...  calibration parameters other than the defaults (convsel_calibrate_params\n"
             "                   field names: slope_prior, trees, max_depth, learning_rate, ...)\n"
             "  --source-data LIST  the datasets the source model was trained on (comma-separated): adds\n"
-            "                   rows for a model retrained on them plus the K samples (each sample given\n"
-            "                   --retrain-copies times), and on them plus the target's whole training part\n"
-            "  --retrain-copies R  how many times the K samples are repeated in retraining (default 20)\n"
+            "                   the retrain method's row (convsel_model_retrain), the same data retrained\n"
+            "                   alone (the control) and with the target's whole training part\n"
+            "  --retrain-copies R  how many times retraining gives each sample (default: the library's)\n"
             "  --out PREFIX     writes PREFIX.md and PREFIX.csv (default bench/results/transfer,\n"
             "                   bench/results/transfer_synthetic with --synthetic)\n");
 }
@@ -122,6 +121,8 @@ static int parse_calib(const char *text)
             p->min_leaf = (int)v;
         else if (strcmp(tok, "lambda") == 0)
             p->lambda = v;
+        else if (strcmp(tok, "retrain_copies") == 0)
+            p->retrain_copies = (int)v;
         else
             bad = 1;
     }
@@ -136,7 +137,6 @@ static int parse_options(int argc, char **argv, struct options *o)
     o->test_frac = 0.3;
     o->seed = 1;
     o->repeats = 3;
-    o->copies = 20;
     static const size_t default_ks[] = {5, 10, 20, 50, 100};
     memcpy(o->ks, default_ks, sizeof default_ks);
     o->n_ks = 5;
@@ -170,7 +170,7 @@ static int parse_options(int argc, char **argv, struct options *o)
         } else if (strcmp(a, "--source-data") == 0) {
             o->source_data = v, i++;
         } else if (strcmp(a, "--retrain-copies") == 0) {
-            o->copies = atoi(v), i++;
+            calib_params.retrain_copies = atoi(v), i++;
         } else if (strcmp(a, "--repeats") == 0) {
             o->repeats = atoi(v), i++;
         } else if (strcmp(a, "--test-frac") == 0) {
@@ -190,7 +190,7 @@ static int parse_options(int argc, char **argv, struct options *o)
     }
     if (o->repeats < 1 || o->repeats > MAX_REPEATS || !(o->test_frac > 0 && o->test_frac < 1))
         return fprintf(stderr, "bench_transfer: bad --repeats (1..%d) or --test-frac\n", MAX_REPEATS), -1;
-    if (o->copies < 1 || o->copies > 1000)
+    if (calib_params.retrain_copies < 1 || calib_params.retrain_copies > 1000)
         return fprintf(stderr, "bench_transfer: bad --retrain-copies (1..1000)\n"), -1;
     if (o->source_data && o->synthetic)
         return fprintf(stderr, "bench_transfer: --source-data needs a real --source\n"), -1;
@@ -262,15 +262,14 @@ enum {
     ROW_METHOD,
     ROW_RANDOM = ROW_METHOD + CONVSEL_CALIBRATE_METHOD_COUNT,
     ROW_FULL,
-    ROW_RETRAIN,      /* --source-data: source data + K samples */
     ROW_RETRAIN_NONE, /* --source-data: source data alone, this split's seed */
     ROW_RETRAIN_FULL, /* --source-data: source data + the whole training part */
     ROW_COUNT
 };
 static const char *const row_names[ROW_COUNT] = {
     "source unchanged", "scratch on K", "calibrated linear", "calibrated trees", "calibrated both",
-    "calibrated pooled", "calibrated auto", "default on random K", "full target train",
-    "retrained on source data + K", "retrained on source data alone", "retrained on source data + full target"};
+    "calibrated pooled", "calibrated auto", "calibrated retrain (source data + K)", "default on random K",
+    "full target train", "retrained on source data alone", "retrained on source data + full target"};
 
 struct cell {
     double spearman, spearman_pooled, mape, top1, regret_mean, regret_p95, seconds;
@@ -339,6 +338,12 @@ static void eval_into(const convsel_model *model, const convsel_dataset *test, s
 /* What auto chose, per K and method, over the repeats. */
 static int auto_chose[MAX_KS][CONVSEL_CALIBRATE_METHOD_COUNT];
 
+/* --source-data: the datasets the source was trained on, and room for one
+ * more (the target's training part, for the "+ full target" row). */
+static const convsel_dataset **source_sets;
+static size_t n_source_sets;
+
+/* NULL for the retrain method without --source-data. */
 static convsel_model *calibrate(const convsel_model *source, const convsel_dataset *samples,
                                 convsel_calibrate_method method, uint64_t seed, double *seconds)
 {
@@ -346,8 +351,12 @@ static convsel_model *calibrate(const convsel_model *source, const convsel_datas
     p.method = method;
     p.seed = seed;
     convsel_model *out;
+    if (method == CONVSEL_CALIBRATE_RETRAIN && !source_sets)
+        return NULL;
     double t0 = now_s();
-    convsel_status st = convsel_model_calibrate(source, samples, &p, &out);
+    convsel_status st = method == CONVSEL_CALIBRATE_RETRAIN
+                            ? convsel_model_retrain(source, source_sets, n_source_sets, samples, &p, &out)
+                            : convsel_model_calibrate(source, samples, &p, &out);
     *seconds = now_s() - t0;
     if (st != CONVSEL_OK)
         die("calibrate", st);
@@ -400,13 +409,9 @@ int main(int argc, char **argv)
     convsel_train_params tp;
     convsel_train_params_default(&tp);
     tp.threads = o.threads;
-    /* --source-data: the source's datasets, then room for the samples'
-     * copies (or the training part) in the sets retraining is given. */
-    const convsel_dataset **rt_sets = NULL;
-    size_t n_source_sets = 0;
     if (o.source_data) {
         char *copy = strdup(o.source_data), *save = NULL;
-        rt_sets = calloc(64 + (size_t)o.copies, sizeof *rt_sets);
+        source_sets = calloc(64 + 1, sizeof *source_sets);
         for (char *tok = strtok_r(copy, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
             convsel_dataset *d;
             if (n_source_sets == 64) {
@@ -415,7 +420,7 @@ int main(int argc, char **argv)
             }
             if ((st = convsel_dataset_load(tok, &d)) != CONVSEL_OK)
                 die(tok, st);
-            rt_sets[n_source_sets++] = d;
+            source_sets[n_source_sets++] = d;
         }
         free(copy);
     }
@@ -453,21 +458,21 @@ int main(int argc, char **argv)
             eval_into(full, test, &full_cell, now_s() - t0);
             convsel_model_destroy(full);
         }
-        if (rt_sets) {
+        if (source_sets) {
             /* The control: retraining alone, with this split's seed, moves
              * the model as much as the samples may. */
             convsel_model *again;
             double t0 = now_s();
-            if ((st = convsel_model_train(rt_sets, n_source_sets, &tp, NULL, NULL, &again)) != CONVSEL_OK)
+            if ((st = convsel_model_train(source_sets, n_source_sets, &tp, NULL, NULL, &again)) != CONVSEL_OK)
                 die("train source data", st);
             eval_into(again, test, &retrain_none_cell, now_s() - t0);
             convsel_model_destroy(again);
         }
-        if (rt_sets) {
+        if (source_sets) {
             convsel_model *both;
-            rt_sets[n_source_sets] = train;
+            source_sets[n_source_sets] = train;
             double t0 = now_s();
-            if ((st = convsel_model_train(rt_sets, n_source_sets + 1, &tp, NULL, NULL, &both)) != CONVSEL_OK)
+            if ((st = convsel_model_train(source_sets, n_source_sets + 1, &tp, NULL, NULL, &both)) != CONVSEL_OK)
                 die("train source data + full target", st);
             eval_into(both, test, &retrain_full_cell, now_s() - t0);
             convsel_model_destroy(both);
@@ -482,7 +487,7 @@ int main(int argc, char **argv)
             struct cell *row = cells[ki];
             const struct cell *fixed[4] = {&source_cell, &full_cell, &retrain_none_cell, &retrain_full_cell};
             const int fixed_rows[4] = {ROW_SOURCE, ROW_FULL, ROW_RETRAIN_NONE, ROW_RETRAIN_FULL};
-            for (int f = 0; f < (rt_sets ? 4 : 2); f++) {
+            for (int f = 0; f < (source_sets ? 4 : 2); f++) {
                 struct cell *c = &row[fixed_rows[f]];
                 c->spearman += fixed[f]->spearman, c->mape += fixed[f]->mape, c->top1 += fixed[f]->top1;
                 c->spearman_pooled += fixed[f]->spearman_pooled;
@@ -496,6 +501,8 @@ int main(int argc, char **argv)
             for (int m = 0; m < CONVSEL_CALIBRATE_METHOD_COUNT; m++) {
                 double secs;
                 convsel_model *cal = calibrate(source, samples, (convsel_calibrate_method)m, seed, &secs);
+                if (!cal)
+                    continue;
                 eval_into(cal, test, &row[ROW_METHOD + m], secs);
                 if (m == CONVSEL_CALIBRATE_AUTO) {
                     convsel_calibration_info info;
@@ -511,21 +518,6 @@ int main(int argc, char **argv)
                 die("train scratch", st);
             eval_into(scratch, test, &row[ROW_SCRATCH], now_s() - t0);
             convsel_model_destroy(scratch);
-            if (rt_sets) {
-                /* The source's data with the K samples, each given copies
-                 * times so that a few configurations weigh against
-                 * thousands; the ISA cap and thread count features let the
-                 * trees tell the target's rows apart. */
-                for (int c = 0; c < o.copies; c++)
-                    rt_sets[n_source_sets + (size_t)c] = samples;
-                convsel_model *re;
-                t0 = now_s();
-                if ((st = convsel_model_train(rt_sets, n_source_sets + (size_t)o.copies, &tp, NULL, NULL, &re)) !=
-                    CONVSEL_OK)
-                    die("retrain", st);
-                eval_into(re, test, &row[ROW_RETRAIN], now_s() - t0);
-                convsel_model_destroy(re);
-            }
             convsel_dataset_destroy(samples);
 
             /* The same K drawn uniformly at random (partial Fisher-Yates). */
@@ -587,11 +579,11 @@ int main(int argc, char **argv)
     if (o.calib_text)
         fprintf(md, "- calibration parameters other than the defaults: `--calib %s`\n", o.calib_text);
     if (o.source_data)
-        fprintf(md, "- retrained rows: the learner's defaults on `%s` (the source's data) plus the K samples, each "
-                    "given %d times, or plus the target's whole training part once; \"alone\": the same data without "
-                    "target samples, trained with the split's seed (the source model's seed is its own), what "
-                    "retraining changes by itself\n",
-                o.source_data, o.copies);
+        fprintf(md, "- retrain (`convsel_model_retrain`): the source's training parameters on `%s` (the source's "
+                    "data) plus the K samples, each given %d times, with the split's seed; \"alone\": the same data "
+                    "without target samples (the source model's own seed is 1: what retraining changes by itself); "
+                    "\"+ full target\": plus the target's whole training part once\n",
+                o.source_data, calib_params.retrain_copies);
     fprintf(md, "- source model: `%s`%s%s (trained on %s, cap %s)\n", convsel_model_id(source),
             o.synthetic ? "" : ", ", o.synthetic ? "" : o.source_path, src_cpu ? src_cpu->model_name : "?",
             src_cpu ? convsel_isa_name(src_cpu->isa_cap) : "?");
@@ -669,8 +661,8 @@ int main(int argc, char **argv)
                    row_names[r], c.spearman, 100 * c.mape, c.top1, 100 * c.regret_mean, 100 * c.regret_p95);
         }
     for (size_t i = 0; i < n_source_sets; i++)
-        convsel_dataset_destroy((convsel_dataset *)rt_sets[i]);
-    free(rt_sets);
+        convsel_dataset_destroy((convsel_dataset *)source_sets[i]);
+    free(source_sets);
     convsel_dataset_destroy(target);
     convsel_model_destroy(source);
     return 0;

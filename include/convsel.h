@@ -1034,13 +1034,21 @@ convsel_status convsel_select_checked(const convsel_network *network, const conv
  *           predicts fastest over the fastest one's) is within one standard
  *           error of the best method's. POOLED with fewer than 3
  *           configurations. The calibration records the method chosen.
+ *   RETRAIN: not a fit on top of the source but a new model, trained with
+ *           the source's parameters on the datasets the source was trained
+ *           on plus the samples, each given retrain_copies times: the trees
+ *           learn the new CPU (its ISA cap, its thread counts) from the
+ *           samples alongside everything the source knew.
+ *           convsel_model_retrain does it (it needs those datasets);
+ *           convsel_model_calibrate refuses it. Seconds, not milliseconds.
  */
 #define CONVSEL_CALIBRATE_METHOD_MAP(X)                                        \
     X(LINEAR, "linear")                                                        \
     X(TREES, "trees")                                                          \
     X(BOTH, "both")                                                            \
     X(POOLED, "pooled")                                                        \
-    X(AUTO, "auto")
+    X(AUTO, "auto")                                                            \
+    X(RETRAIN, "retrain")
 
 typedef enum {
 #define CONVSEL_CALIBRATE_METHOD_ENUM(name, text) CONVSEL_CALIBRATE_##name,
@@ -1050,7 +1058,7 @@ typedef enum {
 } convsel_calibrate_method;
 
 const char *convsel_calibrate_method_name(convsel_calibrate_method method);
-/* Parses "linear", "trees", "both", "pooled", "auto". Returns OK or
+/* Parses "linear", "trees", "both", "pooled", "auto", "retrain". Returns OK or
  * INVALID_ARGUMENT. */
 convsel_status convsel_calibrate_method_parse(const char *text, convsel_calibrate_method *method);
 
@@ -1069,7 +1077,8 @@ typedef struct convsel_calibrate_params {
     int min_leaf;          /* rows per leaf at least (4) */
     double lambda;         /* L2 penalty on leaf values (1) */
     uint64_t seed;         /* recorded with the calibration (1); the trees use every row and
-                              feature, so the fit does not depend on it */
+                              feature, so the fit does not depend on it; RETRAIN trains with it */
+    int retrain_copies;    /* RETRAIN: how many times each sample is given (5; 1..1000) */
 } convsel_calibrate_params;
 
 void convsel_calibrate_params_default(convsel_calibrate_params *params);
@@ -1088,6 +1097,24 @@ void convsel_calibrate_params_default(convsel_calibrate_params *params);
  */
 convsel_status convsel_model_calibrate(const convsel_model *source, const convsel_dataset *target_samples,
                                        const convsel_calibrate_params *params, convsel_model **out);
+
+/*
+ * The RETRAIN method: a model trained with source's training parameters
+ * (seed: params->seed) on source_data (the n_data datasets source was
+ * trained on; the caller vouches for that) plus target_samples' conv
+ * records, given params->retrain_copies times each, so that a few
+ * configurations weigh against thousands. The result carries a calibration
+ * for the samples' CPU that records the provenance (source's id, method
+ * RETRAIN, samples, records, seed; cv_rmse_log is the new model's own
+ * validation error, cv_regret_log 0) and predicts what the new trees
+ * predict; that CPU comes first among its fingerprints. params NULL means
+ * the defaults (params->method is ignored). Returns OK, INVALID_ARGUMENT (no
+ * datasets, no usable samples, several CPUs, bad parameters) or
+ * OUT_OF_MEMORY.
+ */
+convsel_status convsel_model_retrain(const convsel_model *source, const convsel_dataset *const *source_data,
+                                     size_t n_data, const convsel_dataset *target_samples,
+                                     const convsel_calibrate_params *params, convsel_model **out);
 
 /* Provenance of one calibration of a model. */
 typedef struct convsel_calibration_info {

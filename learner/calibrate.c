@@ -37,7 +37,8 @@ convsel_status convsel_calibrate_method_parse(const char *text, convsel_calibrat
             *method = (convsel_calibrate_method)i;
             return CONVSEL_OK;
         }
-    return convsel_error(CONVSEL_INVALID_ARGUMENT, "unknown calibration method '%s' (linear, trees, both, pooled or auto)", text);
+    return convsel_error(CONVSEL_INVALID_ARGUMENT,
+                         "unknown calibration method '%s' (linear, trees, both, pooled, auto or retrain)", text);
 }
 
 void convsel_calibrate_params_default(convsel_calibrate_params *p)
@@ -54,6 +55,7 @@ void convsel_calibrate_params_default(convsel_calibrate_params *p)
     p->min_leaf = 4;
     p->lambda = 1.0;
     p->seed = 1;
+    p->retrain_copies = 5; /* chosen on splits 11-15 of the benchmark: docs/transfer.md */
 }
 
 static convsel_status check_params(const convsel_calibrate_params *p)
@@ -68,6 +70,9 @@ static convsel_status check_params(const convsel_calibrate_params *p)
                              "calibration trees must be in [0, 10000], max_depth in [0, 30], min_leaf >= 1");
     if (!(p->learning_rate > 0 && p->learning_rate <= 1) || !(p->lambda >= 0))
         return convsel_error(CONVSEL_INVALID_ARGUMENT, "calibration learning_rate must be in (0, 1], lambda >= 0");
+    if (p->retrain_copies < 1 || p->retrain_copies > 1000)
+        return convsel_error(CONVSEL_INVALID_ARGUMENT, "retrain_copies must be in [1, 1000] (got %d)",
+                             p->retrain_copies);
     return CONVSEL_OK;
 }
 
@@ -508,47 +513,38 @@ static convsel_status install(convsel_model *m, convsel_calibration *cal)
     return CONVSEL_OK;
 }
 
-convsel_status convsel_model_calibrate(const convsel_model *source, const convsel_dataset *target_samples,
-                                       const convsel_calibrate_params *params, convsel_model **out)
+/*
+ * The samples as rows for fitting (*r, over the table *t of the samples) and
+ * the calibration's provenance (*cal: CPU, source, method, records,
+ * configurations, seed; a and b allocated for source's primitives, zero).
+ * The caller frees all three, whatever the status.
+ */
+static convsel_status samples_prepare(const convsel_model *source, const convsel_dataset *target_samples,
+                                      const convsel_calibrate_params *params, convsel_table *t, target_rows *r,
+                                      convsel_calibration *cal)
 {
-    if (!source || !target_samples || !out)
-        return convsel_error(CONVSEL_INVALID_ARGUMENT, "NULL argument");
-    *out = NULL;
-    convsel_calibrate_params defaults;
-    if (!params) {
-        convsel_calibrate_params_default(&defaults);
-        params = &defaults;
-    }
-    convsel_status st = check_params(params);
-    if (st != CONVSEL_OK)
-        return st;
-
-    convsel_table t;
     const convsel_dataset *sets[1] = {target_samples};
-    st = convsel_table_build(sets, 1, source->params.statistic, &t);
+    convsel_status st = convsel_table_build(sets, 1, source->params.statistic, t);
     if (st != CONVSEL_OK)
         return st;
-    target_rows r = {0};
-    convsel_calibration cal = {0};
-    convsel_model *m = NULL;
-    size_t cap = t.n ? t.n : 1;
-    size_t *map = malloc((t.n_names ? t.n_names : 1) * sizeof *map);
+    size_t cap = t->n ? t->n : 1;
+    size_t *map = malloc((t->n_names ? t->n_names : 1) * sizeof *map);
     double *pred = malloc(cap * sizeof *pred);
-    uint8_t *layer_seen = calloc(t.n_layers ? t.n_layers : 1, 1);
-    r.row = malloc(cap * sizeof *r.row);
-    r.prim = malloc(cap * sizeof *r.prim);
-    r.s = malloc(cap * sizeof *r.s);
-    r.y = malloc(cap * sizeof *r.y);
-    r.layer = malloc(cap * sizeof *r.layer);
-    r.x = malloc(cap * CONVSEL_FEATURE_COUNT * sizeof *r.x);
-    if (!map || !pred || !layer_seen || !r.row || !r.prim || !r.s || !r.y || !r.layer || !r.x) {
-        st = convsel_error(CONVSEL_OUT_OF_MEMORY, "out of memory calibrating on %zu records", t.n);
+    uint8_t *layer_seen = calloc(t->n_layers ? t->n_layers : 1, 1);
+    r->row = malloc(cap * sizeof *r->row);
+    r->prim = malloc(cap * sizeof *r->prim);
+    r->s = malloc(cap * sizeof *r->s);
+    r->y = malloc(cap * sizeof *r->y);
+    r->layer = malloc(cap * sizeof *r->layer);
+    r->x = malloc(cap * CONVSEL_FEATURE_COUNT * sizeof *r->x);
+    if (!map || !pred || !layer_seen || !r->row || !r->prim || !r->s || !r->y || !r->layer || !r->x) {
+        st = convsel_error(CONVSEL_OUT_OF_MEMORY, "out of memory calibrating on %zu records", t->n);
         goto done;
     }
-    for (size_t k = 0; k < t.n_names; k++) {
+    for (size_t k = 0; k < t->n_names; k++) {
         map[k] = SIZE_MAX;
         for (size_t j = 0; j < source->n_primitives; j++)
-            if (strcmp(source->primitives[j], t.names[k]) == 0)
+            if (strcmp(source->primitives[j], t->names[k]) == 0)
                 map[k] = j;
     }
 
@@ -557,59 +553,96 @@ convsel_status convsel_model_calibrate(const convsel_model *source, const convse
     convsel_model base = *source;
     base.n_calibrations = 0;
     base.calibrations = NULL;
-    if ((st = convsel_model_predict_table(&base, &t, NULL, pred)) != CONVSEL_OK)
+    if ((st = convsel_model_predict_table(&base, t, NULL, pred)) != CONVSEL_OK)
         goto done;
     uint32_t cpu_index = UINT32_MAX;
-    for (size_t i = 0; i < t.n; i++) {
-        size_t j = map[t.primitive[i]];
+    for (size_t i = 0; i < t->n; i++) {
+        size_t j = map[t->primitive[i]];
         if (j == SIZE_MAX || !(pred[i] > 0) || !isfinite(pred[i]))
             continue;
         if (cpu_index == UINT32_MAX) {
-            cpu_index = t.fingerprint[i];
-        } else if (t.fingerprint[i] != cpu_index) {
+            cpu_index = t->fingerprint[i];
+        } else if (t->fingerprint[i] != cpu_index) {
             st = convsel_error(CONVSEL_INVALID_ARGUMENT,
                                "the target samples come from several CPUs or ISA caps ('%s' %s and '%s' %s); "
                                "calibrate for one at a time",
-                               t.fingerprints[cpu_index].model_name,
-                               convsel_isa_name(t.fingerprints[cpu_index].isa_cap),
-                               t.fingerprints[t.fingerprint[i]].model_name,
-                               convsel_isa_name(t.fingerprints[t.fingerprint[i]].isa_cap));
+                               t->fingerprints[cpu_index].model_name,
+                               convsel_isa_name(t->fingerprints[cpu_index].isa_cap),
+                               t->fingerprints[t->fingerprint[i]].model_name,
+                               convsel_isa_name(t->fingerprints[t->fingerprint[i]].isa_cap));
             goto done;
         }
-        size_t k = r.n++;
-        r.row[k] = i;
-        r.prim[k] = j;
-        r.s[k] = log(pred[i]);
-        r.y[k] = log(t.ms[i]);
-        layer_seen[t.layer[i]] = 1;
+        size_t k = r->n++;
+        r->row[k] = i;
+        r->prim[k] = j;
+        r->s[k] = log(pred[i]);
+        r->y[k] = log(t->ms[i]);
+        layer_seen[t->layer[i]] = 1;
     }
-    if (r.n == 0) {
+    if (r->n == 0) {
         st = convsel_error(CONVSEL_INVALID_ARGUMENT,
                            "no conv records of the model's primitives to calibrate on (%zu records in the samples)",
-                           t.n);
+                           t->n);
         goto done;
     }
-    const convsel_fingerprint *cpu = &t.fingerprints[cpu_index];
+    const convsel_fingerprint *cpu = &t->fingerprints[cpu_index];
 
-    cal.cpu = *cpu;
-    snprintf(cal.source_id, sizeof cal.source_id, "%s", source->id);
-    cal.method = params->method;
-    cal.records = r.n;
-    cal.seed = params->seed;
-    for (size_t l = 0; l < t.n_layers; l++)
-        cal.samples += layer_seen[l];
-    cal.n_primitives = source->n_primitives;
-    cal.a = calloc(cal.n_primitives ? cal.n_primitives : 1, sizeof *cal.a);
-    cal.b = calloc(cal.n_primitives ? cal.n_primitives : 1, sizeof *cal.b);
-    if (!cal.a || !cal.b) {
+    cal->cpu = *cpu;
+    snprintf(cal->source_id, sizeof cal->source_id, "%s", source->id);
+    cal->method = params->method;
+    cal->records = r->n;
+    cal->seed = params->seed;
+    for (size_t l = 0; l < t->n_layers; l++)
+        cal->samples += layer_seen[l];
+    cal->n_primitives = source->n_primitives;
+    cal->a = calloc(cal->n_primitives ? cal->n_primitives : 1, sizeof *cal->a);
+    cal->b = calloc(cal->n_primitives ? cal->n_primitives : 1, sizeof *cal->b);
+    if (!cal->a || !cal->b) {
         st = convsel_error(CONVSEL_OUT_OF_MEMORY, "out of memory");
         goto done;
     }
-    for (size_t i = 0; i < r.n; i++) {
-        const convsel_record *rec = t.records[r.row[i]];
-        convsel_features_compute(&rec->problem, rec->threads, (int)r.prim[i], cpu, r.x + i * CONVSEL_FEATURE_COUNT);
-        r.layer[i] = t.layer[r.row[i]];
+    for (size_t i = 0; i < r->n; i++) {
+        const convsel_record *rec = t->records[r->row[i]];
+        convsel_features_compute(&rec->problem, rec->threads, (int)r->prim[i], cpu, r->x + i * CONVSEL_FEATURE_COUNT);
+        r->layer[i] = t->layer[r->row[i]];
     }
+done:
+    free(map);
+    free(pred);
+    free(layer_seen);
+    return st;
+}
+
+static convsel_status check_call(const convsel_model *source, const convsel_dataset *target_samples,
+                                 convsel_model **out, const convsel_calibrate_params **params,
+                                 convsel_calibrate_params *defaults)
+{
+    if (!source || !target_samples || !out)
+        return convsel_error(CONVSEL_INVALID_ARGUMENT, "NULL argument");
+    *out = NULL;
+    if (!*params) {
+        convsel_calibrate_params_default(defaults);
+        *params = defaults;
+    }
+    return check_params(*params);
+}
+
+convsel_status convsel_model_calibrate(const convsel_model *source, const convsel_dataset *target_samples,
+                                       const convsel_calibrate_params *params, convsel_model **out)
+{
+    convsel_calibrate_params defaults;
+    convsel_status st = check_call(source, target_samples, out, &params, &defaults);
+    if (st != CONVSEL_OK)
+        return st;
+    if (params->method == CONVSEL_CALIBRATE_RETRAIN)
+        return convsel_error(CONVSEL_INVALID_ARGUMENT,
+                             "the retrain method needs the datasets the model was trained on: convsel_model_retrain");
+    convsel_table t = {0};
+    target_rows r = {0};
+    convsel_calibration cal = {0};
+    convsel_model *m = NULL;
+    if ((st = samples_prepare(source, target_samples, params, &t, &r, &cal)) != CONVSEL_OK)
+        goto done;
     if (params->method == CONVSEL_CALIBRATE_AUTO) {
         /* The one-standard-error rule: the simplest method whose
          * cross-validated regret is within one standard error of the best
@@ -654,9 +687,76 @@ done:
     free(cal.b);
     convsel_ensemble_free(&cal.residual);
     target_rows_free(&r);
-    free(map);
-    free(pred);
-    free(layer_seen);
+    convsel_table_free(&t);
+    if (st != CONVSEL_OK) {
+        convsel_model_destroy(m);
+        return st;
+    }
+    *out = m;
+    return CONVSEL_OK;
+}
+
+convsel_status convsel_model_retrain(const convsel_model *source, const convsel_dataset *const *source_data,
+                                     size_t n_data, const convsel_dataset *target_samples,
+                                     const convsel_calibrate_params *params, convsel_model **out)
+{
+    convsel_calibrate_params defaults;
+    convsel_status st = check_call(source, target_samples, out, &params, &defaults);
+    if (st != CONVSEL_OK)
+        return st;
+    if (!source_data || n_data == 0)
+        return convsel_error(CONVSEL_INVALID_ARGUMENT,
+                             "retraining needs the datasets the model was trained on (none given)");
+    for (size_t i = 0; i < n_data; i++)
+        if (!source_data[i])
+            return convsel_error(CONVSEL_INVALID_ARGUMENT, "source dataset %zu is NULL", i);
+    convsel_table t = {0};
+    target_rows r = {0};
+    convsel_calibration cal = {0};
+    convsel_model *m = NULL;
+    size_t copies = (size_t)params->retrain_copies;
+    const convsel_dataset **sets = malloc((n_data + copies) * sizeof *sets);
+    if (!sets) {
+        st = convsel_error(CONVSEL_OUT_OF_MEMORY, "out of memory");
+        goto done;
+    }
+    /* The samples are checked (one CPU, records of the source's
+     * primitives) and give the provenance, as for the other methods. */
+    if ((st = samples_prepare(source, target_samples, params, &t, &r, &cal)) != CONVSEL_OK)
+        goto done;
+    memcpy(sets, source_data, n_data * sizeof *sets);
+    for (size_t c = 0; c < copies; c++)
+        sets[n_data + c] = target_samples;
+    convsel_train_params tp = source->params;
+    tp.seed = params->seed;
+    tp.threads = 0;
+    if ((st = convsel_model_train(sets, n_data + copies, &tp, NULL, NULL, &m)) != CONVSEL_OK)
+        goto done;
+    /* The calibration keeps the provenance and predicts what the new trees
+     * predict: log ms = 0 + 1 · s, for every primitive of the new model. */
+    free(cal.a);
+    free(cal.b);
+    cal.method = CONVSEL_CALIBRATE_RETRAIN;
+    cal.n_primitives = m->n_primitives;
+    cal.a = calloc(cal.n_primitives ? cal.n_primitives : 1, sizeof *cal.a);
+    cal.b = malloc((cal.n_primitives ? cal.n_primitives : 1) * sizeof *cal.b);
+    if (!cal.a || !cal.b) {
+        st = convsel_error(CONVSEL_OUT_OF_MEMORY, "out of memory");
+        goto done;
+    }
+    for (size_t j = 0; j < cal.n_primitives; j++)
+        cal.b[j] = 1.0;
+    cal.cv_rmse_log = convsel_model_uncertainty(m);
+    if ((st = install(m, &cal)) != CONVSEL_OK)
+        goto done;
+    st = convsel_model_update_id(m);
+
+done:
+    free(sets);
+    free(cal.a);
+    free(cal.b);
+    convsel_ensemble_free(&cal.residual);
+    target_rows_free(&r);
     convsel_table_free(&t);
     if (st != CONVSEL_OK) {
         convsel_model_destroy(m);

@@ -57,6 +57,26 @@ grep -q '"method": "pooled", "chosen_by_auto": true' "$tmp/out" || fail "auto on
 grep -q '"profile_seconds": 0.000' "$tmp/out" || fail "--from-data profiled: $(cat "$tmp/out")"
 expect_rc 2 calibrate --model "$tmp/source_model.msgpack" --from-data "$tmp/samples.msgpack" --samples 9 -o "$tmp/x.msgpack"
 
+# retrain: a new model on the source's dataset plus the samples.
+"$convsel" calibrate --model "$tmp/source_model.msgpack" --from-data "$tmp/samples.msgpack" --method retrain \
+    --source-data "$tmp/source.msgpack" --retrain-copies 3 --json -o "$tmp/cal4.msgpack" >"$tmp/out" 2>"$tmp/err" ||
+    fail "--method retrain exited $?: $(cat "$tmp/err")"
+grep -q '"samples": 3, "records": [0-9]*, "method": "retrain", "chosen_by_auto": false' "$tmp/out" ||
+    fail "--method retrain: $(cat "$tmp/out")"
+"$convsel" --isa avx2 predict --model "$tmp/cal4.msgpack" 'mb1ic8ih8oc8oh8kh3ph1' >/dev/null 2>"$tmp/err" ||
+    fail "predict with the retrained model exited $?: $(cat "$tmp/err")"
+# retrain needs the source's datasets, and they are for retrain only; a missing one is named.
+expect_rc 2 calibrate --model "$tmp/source_model.msgpack" --from-data "$tmp/samples.msgpack" --method retrain \
+    -o "$tmp/x.msgpack"
+grep -q "needs the datasets the model was trained on" "$tmp/err" || fail "retrain without --source-data: $(cat "$tmp/err")"
+expect_rc 2 calibrate --model "$tmp/source_model.msgpack" --from-data "$tmp/samples.msgpack" \
+    --source-data "$tmp/source.msgpack" -o "$tmp/x.msgpack"
+expect_rc 1 calibrate --model "$tmp/source_model.msgpack" --from-data "$tmp/samples.msgpack" --method retrain \
+    --source-data "$tmp/missing.msgpack" -o "$tmp/x.msgpack"
+grep -q "missing.msgpack" "$tmp/err" || fail "a missing --source-data file is not named: $(cat "$tmp/err")"
+expect_rc 2 calibrate --model "$tmp/source_model.msgpack" --from-data "$tmp/samples.msgpack" --method retrain \
+    --source-data "$tmp/source.msgpack" --retrain-copies 0 -o "$tmp/x.msgpack"
+
 # The calibrated model is a model: prediction under the calibrated cap works.
 "$convsel" --isa avx2 predict --model "$tmp/cal.msgpack" 'mb1ic8ih8oc8oh8kh3ph1' >"$tmp/out" 2>"$tmp/err" ||
     fail "predict with the calibrated model exited $?: $(cat "$tmp/err")"

@@ -596,6 +596,103 @@ static void test_parse_damaged(const convsel_model *calibrated)
     free(data);
 }
 
+/*
+ * The retrain method: a model trained on the source's own data plus the
+ * samples. It must learn the target from them (far better than the source
+ * on held-out target configurations), record its provenance, survive a file
+ * round trip, and refuse what it cannot do.
+ */
+static void test_retrain(const convsel_model *source, const convsel_dataset *src, const convsel_dataset *samples,
+                         const convsel_dataset *test, const convsel_fingerprint *cpu)
+{
+    convsel_calibrate_params p;
+    convsel_calibrate_params_default(&p);
+    CHECK_EQ(p.retrain_copies, 5);
+    p.seed = 7;
+    const convsel_dataset *sets[1] = {src};
+    convsel_model *re = NULL;
+    CHECK_EQ(convsel_model_retrain(source, sets, 1, samples, &p, &re), CONVSEL_OK);
+    if (!re)
+        return;
+    /* The control: the same training on the source's data alone, same
+     * seed. What the retrained model knows better, it has from the samples. */
+    convsel_train_params tp = source->params;
+    tp.seed = 7;
+    convsel_model *alone = NULL;
+    CHECK_EQ(convsel_model_train(sets, 1, &tp, NULL, NULL, &alone), CONVSEL_OK);
+    convsel_metrics control = eval(alone, test), after = eval(re, test);
+    convsel_model_destroy(alone);
+    printf("retrained alone: mape %.3f top1 %.3f spearman %.3f regret %.3f\n", control.mape, control.top1,
+           control.spearman, control.regret_mean);
+    printf("retrain:    mape %.3f top1 %.3f spearman %.3f regret %.3f\n", after.mape, after.top1, after.spearman,
+           after.regret_mean);
+    CHECK_MSG(after.mape < 0.75 * control.mape, "mape %.3f -> %.3f", control.mape, after.mape);
+    CHECK_MSG(after.regret_mean < 0.5 * control.regret_mean, "regret %.3f -> %.3f", control.regret_mean,
+              after.regret_mean);
+    CHECK_MSG(after.spearman > control.spearman + 0.25, "spearman %.3f -> %.3f", control.spearman, after.spearman);
+    /* retrain_copies is used: given once each, the samples make another model. */
+    p.retrain_copies = 1;
+    convsel_model *once = NULL;
+    CHECK_EQ(convsel_model_retrain(source, sets, 1, samples, &p, &once), CONVSEL_OK);
+    if (once)
+        CHECK(strcmp(convsel_model_id(once), convsel_model_id(re)) != 0);
+    convsel_model_destroy(once);
+    p.retrain_copies = 5;
+
+    convsel_calibration_info info;
+    CHECK_EQ(convsel_model_calibration_count(re), 1);
+    CHECK_EQ(convsel_model_calibration(re, 0, &info), CONVSEL_OK);
+    CHECK_STR(info.source_model, convsel_model_id(source));
+    CHECK_EQ(info.method, CONVSEL_CALIBRATE_RETRAIN);
+    CHECK_EQ(info.samples, K_SAMPLES);
+    CHECK_EQ(info.records, convsel_dataset_size(samples));
+    CHECK_EQ(info.seed, 7);
+    CHECK_EQ(info.residual_trees, 0);
+    CHECK(!info.auto_chosen);
+    CHECK(info.cv_rmse_log > 0);
+    CHECK_NEAR(convsel_model_uncertainty(re), info.cv_rmse_log, 0);
+    CHECK(convsel_fingerprint_same_cpu(&info.cpu, cpu));
+    CHECK(convsel_fingerprint_same_cpu(convsel_model_fingerprint(re, 0), cpu));
+    CHECK(strcmp(convsel_model_id(re), convsel_model_id(source)) != 0);
+
+    /* Save → load: "retrain" is a method a file may name. */
+    char path[256];
+    snprintf(path, sizeof path, "/tmp/test_calibrate_retrain_%ld.msgpack", (long)getpid());
+    CHECK_EQ(convsel_model_save(re, path), CONVSEL_OK);
+    convsel_model *loaded = NULL;
+    CHECK_EQ(convsel_model_load(path, &loaded), CONVSEL_OK);
+    unlink(path);
+    if (loaded) {
+        CHECK_STR(convsel_model_id(loaded), convsel_model_id(re));
+        CHECK_EQ(convsel_model_calibration(loaded, 0, &info), CONVSEL_OK);
+        CHECK_EQ(info.method, CONVSEL_CALIBRATE_RETRAIN);
+        static double a[4000], b[4000];
+        size_t na, nb;
+        predict_all(re, test, cpu, a, &na);
+        predict_all(loaded, test, cpu, b, &nb);
+        CHECK_EQ(na, nb);
+        for (size_t i = 0; i < na && i < nb; i++)
+            CHECK_NEAR(a[i], b[i], 0);
+        convsel_model_destroy(loaded);
+    }
+    convsel_model_destroy(re);
+
+    /* Refusals. */
+    p.method = CONVSEL_CALIBRATE_RETRAIN;
+    convsel_model *out = (convsel_model *)1;
+    CHECK_EQ(convsel_model_calibrate(source, samples, &p, &out), CONVSEL_INVALID_ARGUMENT);
+    CHECK(out == NULL);
+    CHECK(strstr(convsel_last_error(), "convsel_model_retrain") != NULL);
+    CHECK_EQ(convsel_model_retrain(source, sets, 0, samples, &p, &out), CONVSEL_INVALID_ARGUMENT);
+    CHECK(strstr(convsel_last_error(), "datasets") != NULL);
+    const convsel_dataset *null_set[1] = {NULL};
+    CHECK_EQ(convsel_model_retrain(source, null_set, 1, samples, &p, &out), CONVSEL_INVALID_ARGUMENT);
+    p.retrain_copies = 0;
+    CHECK_EQ(convsel_model_retrain(source, sets, 1, samples, &p, &out), CONVSEL_INVALID_ARGUMENT);
+    CHECK(strstr(convsel_last_error(), "retrain_copies") != NULL);
+    CHECK(out == NULL);
+}
+
 int main(void)
 {
     test_names();
@@ -609,7 +706,6 @@ int main(void)
     convsel_model *source;
     const convsel_dataset *sets[1] = {src};
     CHECK_EQ(convsel_model_train(sets, 1, &tp, NULL, NULL, &source), CONVSEL_OK);
-    convsel_dataset_destroy(src);
 
     convsel_dataset *target = NULL, *train = NULL, *test = NULL;
     CHECK_EQ(syn_target_dataset(9, 300, 0.03, &target), CONVSEL_OK);
@@ -655,6 +751,8 @@ int main(void)
 
     test_parse_damaged(both);
     test_pooled_auto(source, samples, test, &cpu);
+    test_retrain(source, src, samples, test, &cpu);
+    convsel_dataset_destroy(src);
 
     /* Provenance. */
     CHECK_EQ(convsel_model_calibration_count(both), 1);

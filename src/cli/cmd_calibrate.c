@@ -19,9 +19,9 @@ static void usage(FILE *out)
             "usage: convsel [--isa avx512|avx2|sse41|scalar] calibrate [--model M] --samples K\n"
             "                 [--threads LIST] [--seed S] [--method METHOD] [--pool FILE|DIR ...]\n"
             "                 [--sampled N] [--max-flops F] [--max-time-s S] [--data SAMPLES.msgpack]\n"
-            "                 [--if-needed] [--json] [--quiet] -o OUT\n"
+            "                 [--source-data FILE ...] [--if-needed] [--json] [--quiet] -o OUT\n"
             "       convsel calibrate [--model M] --from-data FILE [--samples K] [--seed S] [--method M]\n"
-            "                 [--json] -o OUT\n"
+            "                 [--source-data FILE ...] [--json] -o OUT\n"
             "\n"
             "Fits a model trained on another CPU to this one (docs/transfer.md): chooses K\n"
             "configurations (layer shape x thread count) where the model's ranking is least sure and\n"
@@ -33,8 +33,11 @@ static void usage(FILE *out)
             "                     default there: all of them)\n"
             "  --threads LIST     thread counts of the candidates, e.g. 1,2 (default 1,2)\n"
             "  --seed S           seed of the choice and of the residual trees (default 1)\n"
-            "  --method M         auto, pooled, linear, trees or both (default auto: pooled, linear\n"
-            "                     or both, by cross-validated regret on the samples)\n"
+            "  --method M         auto, pooled, linear, trees, both or retrain (default auto: pooled,\n"
+            "                     linear or both, by cross-validated regret on the samples; retrain:\n"
+            "                     a new model trained on the model's own datasets plus the samples)\n"
+            "  --source-data FILE the datasets the model was trained on (repeatable; retrain only)\n"
+            "  --retrain-copies R how many times retraining gives each sample (default 5)\n"
             "  --pool P           network file or directory of *.txt whose layers are candidates\n"
             "                     (repeatable; default: ./networks, else networks/ next to the\n"
             "                     executable's directory)\n"
@@ -295,8 +298,8 @@ static int profile(const candidates *c, const size_t *chosen, size_t k, const un
 int cmd_calibrate(int argc, char **argv)
 {
     const char *model_path = NULL, *out_path = NULL, *data_path = NULL, *from_data = NULL;
-    const char *pool_paths[MAX_POOL_PATHS];
-    size_t n_pool_paths = 0;
+    const char *pool_paths[MAX_POOL_PATHS], *source_paths[MAX_POOL_PATHS];
+    size_t n_pool_paths = 0, n_source_paths = 0;
     long samples = 0, sampled = 200;
     int threads[MAX_THREAD_COUNTS] = {1, 2};
     size_t n_threads = 2;
@@ -338,6 +341,18 @@ int cmd_calibrate(int argc, char **argv)
                 return CLI_USAGE;
             }
             pool_paths[n_pool_paths++] = v;
+        } else if (strcmp(a, "--source-data") == 0) {
+            if (!(v = cli_value(CMD, argc, argv, &i)))
+                return CLI_USAGE;
+            if (n_source_paths == MAX_POOL_PATHS) {
+                fprintf(stderr, "convsel %s: at most %d --source-data files\n", CMD, MAX_POOL_PATHS);
+                return CLI_USAGE;
+            }
+            source_paths[n_source_paths++] = v;
+        } else if (strcmp(a, "--retrain-copies") == 0) {
+            if (!(v = cli_value(CMD, argc, argv, &i)) || !cli_parse_long(CMD, a, v, 1, 1000, &l))
+                return CLI_USAGE;
+            params.retrain_copies = (int)l;
         } else if (strcmp(a, "--samples") == 0) {
             if (!(v = cli_value(CMD, argc, argv, &i)) || !cli_parse_long(CMD, a, v, 1, 100000, &samples))
                 return CLI_USAGE;
@@ -352,7 +367,8 @@ int cmd_calibrate(int argc, char **argv)
             if (!(v = cli_value(CMD, argc, argv, &i)))
                 return CLI_USAGE;
             if (convsel_calibrate_method_parse(v, &params.method) != CONVSEL_OK) {
-                fprintf(stderr, "convsel %s: --method needs linear, trees, both, pooled or auto (got '%s')\n", CMD, v);
+                fprintf(stderr, "convsel %s: --method needs linear, trees, both, pooled, auto or retrain (got '%s')\n",
+                        CMD, v);
                 return CLI_USAGE;
             }
         } else if (strcmp(a, "--threads") == 0) {
@@ -396,11 +412,18 @@ int cmd_calibrate(int argc, char **argv)
         fprintf(stderr, "convsel %s: --from-data measures nothing: --data and --pool do not apply\n", CMD);
         return CLI_USAGE;
     }
+    if ((params.method == CONVSEL_CALIBRATE_RETRAIN) != (n_source_paths > 0)) {
+        fprintf(stderr, "convsel %s: %s\n", CMD,
+                n_source_paths ? "--source-data is for --method retrain only"
+                               : "--method retrain needs the datasets the model was trained on (--source-data FILE ...)");
+        return CLI_USAGE;
+    }
     params.seed = seed;
 
     const double t_start = cli_now();
     convsel_model *source = NULL, *calibrated = NULL;
     convsel_dataset *loaded = NULL, *target = NULL;
+    convsel_dataset *source_data[MAX_POOL_PATHS] = {0};
     candidates cands = {0};
     size_t *chosen = NULL, *record_candidate = NULL;
     double profile_s = 0.0;
@@ -534,7 +557,22 @@ int cmd_calibrate(int argc, char **argv)
         }
     }
 
-    if ((st = convsel_model_calibrate(source, target, &params, &calibrated)) != CONVSEL_OK) {
+    if (params.method == CONVSEL_CALIBRATE_RETRAIN) {
+        for (size_t f = 0; f < n_source_paths; f++)
+            if ((st = convsel_dataset_load(source_paths[f], &source_data[f])) != CONVSEL_OK) {
+                fprintf(stderr, "convsel %s: %s: %s (%s)\n", CMD, source_paths[f], convsel_status_str(st),
+                        convsel_last_error());
+                rc = CLI_FAIL;
+                goto done;
+            }
+        if (!quiet && !json)
+            fprintf(stderr, "convsel %s: retraining on %zu datasets and the samples\n", CMD, n_source_paths);
+        st = convsel_model_retrain(source, (const convsel_dataset *const *)source_data, n_source_paths, target,
+                                   &params, &calibrated);
+    } else {
+        st = convsel_model_calibrate(source, target, &params, &calibrated);
+    }
+    if (st != CONVSEL_OK) {
         rc = cli_fail(CMD, st);
         goto done;
     }
@@ -567,7 +605,10 @@ int cmd_calibrate(int argc, char **argv)
         printf("  %zu configurations, %zu records, method %s%s, %zu residual trees\n", info.samples, info.records,
                convsel_calibrate_method_name(info.method), info.auto_chosen ? " (chosen by auto)" : "",
                info.residual_trees);
-        if (info.cv_rmse_log > 0)
+        if (info.method == CONVSEL_CALIBRATE_RETRAIN)
+            printf("  retrained on %zu datasets plus the samples x%d: validation error %.1f%% (RMS in log)\n",
+                   n_source_paths, params.retrain_copies, 100 * info.cv_rmse_log);
+        else if (info.cv_rmse_log > 0)
             printf("  cross-validated on unsampled configurations: error %.1f%% (RMS in log), regret %.1f%% (geometric mean)\n",
                    100 * info.cv_rmse_log, 100 * expm1(info.cv_regret_log));
         printf("  %.1f s (profiling %.1f s); wrote %s\n", seconds, profile_s, out_path);
@@ -579,6 +620,8 @@ done:
     free(cands.items);
     convsel_dataset_destroy(loaded);
     convsel_dataset_destroy(target);
+    for (size_t f = 0; f < n_source_paths; f++)
+        convsel_dataset_destroy(source_data[f]);
     convsel_model_destroy(calibrated);
     convsel_model_destroy(source);
     return rc;
