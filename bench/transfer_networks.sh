@@ -5,12 +5,14 @@
 # `convsel compare` times each network with the model's plan, oneDNN alone, the best single
 # primitive and the oracle (exhaustive profiling), interleaved in one process, once per model.
 #
-#   bash bench/transfer_networks.sh [-i ISA] [-t THREADS] [-k "10 20"] [-M "auto linear"] [-v K] [-c] [-m MODEL]
-#                                   [-o PREFIX] NETWORK_FILE...
+#   bash bench/transfer_networks.sh [-i ISA] [-t THREADS] [-k "10 20"] [-M "auto linear"] [-S "DATA..."] [-v K]
+#                                   [-c] [-m MODEL] [-o PREFIX] NETWORK_FILE...
 #
 # -v K also times each model's plan made with --verify K (close calls measured on this CPU).
 # -M   calibration methods, one calibrated model per K and method (default: calibrate's default,
 #      auto; the table names the method auto chose)
+# -S   the datasets the model was trained on, for -M retrain (default: the default model's four,
+#      models/README.md)
 # -c   also times each model's plan made with --check (the fastest end to end of the model's plan,
 #      the verified plan and oneDNN alone).
 # Defaults: -i avx2, -t 1 (the main job's), -k "10 20", the default model, networks/*.txt;
@@ -27,13 +29,16 @@ prefix=bench/results/transfer_networks
 verify=0
 check=0
 methods=""
-while getopts "i:t:k:m:M:o:v:c" opt; do
+source_data="data/avx512_layers_t1.msgpack data/avx512_layers_t2.msgpack data/avx512_sampled.msgpack
+    data/avx512_sampled2.msgpack"
+while getopts "i:t:k:m:M:S:o:v:c" opt; do
     case $opt in
     i) isa=$OPTARG ;;
     t) threads=$OPTARG ;;
     k) ks=$OPTARG ;;
     m) model=$OPTARG ;;
     M) methods=$OPTARG ;;
+    S) source_data=$OPTARG ;;
     o) prefix=$OPTARG ;;
     v) verify=$OPTARG ;;
     c) check=1 ;;
@@ -55,6 +60,11 @@ for k in $ks; do
         label="K=$k"
         if [ "$method" != default ]; then
             mopt=(--method "$method")
+            if [ "$method" = retrain ]; then
+                for f in $source_data; do
+                    mopt+=(--source-data "$f")
+                done
+            fi
             label="K=$k $method"
         fi
         echo "calibrate $label under --isa $isa" >&2

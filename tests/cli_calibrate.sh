@@ -69,8 +69,13 @@ grep -q '"samples": 3, "records": [0-9]*, "method": "retrain", "chosen_by_auto":
 expect_rc 2 calibrate --model "$tmp/source_model.msgpack" --from-data "$tmp/samples.msgpack" --method retrain \
     -o "$tmp/x.msgpack"
 grep -q "needs the datasets the model was trained on" "$tmp/err" || fail "retrain without --source-data: $(cat "$tmp/err")"
-expect_rc 2 calibrate --model "$tmp/source_model.msgpack" --from-data "$tmp/samples.msgpack" \
+expect_rc 2 calibrate --model "$tmp/source_model.msgpack" --from-data "$tmp/samples.msgpack" --method linear \
     --source-data "$tmp/source.msgpack" -o "$tmp/x.msgpack"
+grep -q "for --method retrain only" "$tmp/err" || fail "--source-data with linear: $(cat "$tmp/err")"
+# Given the source's data and no method, calibrate retrains.
+expect_rc 0 calibrate --model "$tmp/source_model.msgpack" --from-data "$tmp/samples.msgpack" \
+    --source-data "$tmp/source.msgpack" --json -o "$tmp/x.msgpack"
+grep -q '"method": "retrain"' "$tmp/out" || fail "--source-data without --method: $(cat "$tmp/out")"
 expect_rc 1 calibrate --model "$tmp/source_model.msgpack" --from-data "$tmp/samples.msgpack" --method retrain \
     --source-data "$tmp/missing.msgpack" -o "$tmp/x.msgpack"
 grep -q "missing.msgpack" "$tmp/err" || fail "a missing --source-data file is not named: $(cat "$tmp/err")"

@@ -33,10 +33,11 @@ static void usage(FILE *out)
             "                     default there: all of them)\n"
             "  --threads LIST     thread counts of the candidates, e.g. 1,2 (default 1,2)\n"
             "  --seed S           seed of the choice and of the residual trees (default 1)\n"
-            "  --method M         auto, pooled, linear, trees, both or retrain (default auto: pooled,\n"
-            "                     linear or both, by cross-validated regret on the samples; retrain:\n"
-            "                     a new model trained on the model's own datasets plus the samples)\n"
-            "  --source-data FILE the datasets the model was trained on (repeatable; retrain only)\n"
+            "  --method M         auto, pooled, linear, trees, both or retrain (default: retrain with\n"
+            "                     --source-data, else auto: pooled, linear or both, by cross-validated\n"
+            "                     regret on the samples; retrain: a new model trained on the model's\n"
+            "                     own datasets plus the samples)\n"
+            "  --source-data FILE a dataset the model was trained on (repeatable; for retrain)\n"
             "  --retrain-copies R how many times retraining gives each sample (default 5)\n"
             "  --pool P           network file or directory of *.txt whose layers are candidates\n"
             "                     (repeatable; default: ./networks, else networks/ next to the\n"
@@ -305,7 +306,7 @@ int cmd_calibrate(int argc, char **argv)
     size_t n_threads = 2;
     uint64_t seed = 1;
     double max_flops = 5e8, max_time_s = 0.3;
-    int json = 0, quiet = 0, if_needed = 0;
+    int json = 0, quiet = 0, if_needed = 0, method_given = 0;
     convsel_calibrate_params params;
     convsel_calibrate_params_default(&params);
 
@@ -366,6 +367,7 @@ int cmd_calibrate(int argc, char **argv)
         } else if (strcmp(a, "--method") == 0) {
             if (!(v = cli_value(CMD, argc, argv, &i)))
                 return CLI_USAGE;
+            method_given = 1;
             if (convsel_calibrate_method_parse(v, &params.method) != CONVSEL_OK) {
                 fprintf(stderr, "convsel %s: --method needs linear, trees, both, pooled, auto or retrain (got '%s')\n",
                         CMD, v);
@@ -412,6 +414,8 @@ int cmd_calibrate(int argc, char **argv)
         fprintf(stderr, "convsel %s: --from-data measures nothing: --data and --pool do not apply\n", CMD);
         return CLI_USAGE;
     }
+    if (n_source_paths && !method_given)
+        params.method = CONVSEL_CALIBRATE_RETRAIN; /* the source's data at hand: the best method (docs/transfer.md) */
     if ((params.method == CONVSEL_CALIBRATE_RETRAIN) != (n_source_paths > 0)) {
         fprintf(stderr, "convsel %s: %s\n", CMD,
                 n_source_paths ? "--source-data is for --method retrain only"
