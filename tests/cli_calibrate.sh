@@ -82,6 +82,25 @@ grep -q "missing.msgpack" "$tmp/err" || fail "a missing --source-data file is no
 expect_rc 2 calibrate --model "$tmp/source_model.msgpack" --from-data "$tmp/samples.msgpack" --method retrain \
     --source-data "$tmp/source.msgpack" --retrain-copies 0 -o "$tmp/x.msgpack"
 
+# A MODEL.datasets sidecar names the model's datasets: calibrate then retrains by default,
+# --method auto still calibrates, and a listed file that is missing falls back to auto (said
+# on stderr), or fails when retrain was asked.
+echo "source.msgpack" >"$tmp/source_model.datasets"
+expect_rc 0 calibrate --model "$tmp/source_model.msgpack" --from-data "$tmp/samples.msgpack" --json -o "$tmp/x.msgpack"
+grep -q '"method": "retrain"' "$tmp/out" || fail "sidecar, no --method: $(cat "$tmp/out")"
+expect_rc 0 calibrate --model "$tmp/source_model.msgpack" --from-data "$tmp/samples.msgpack" --method auto --json \
+    -o "$tmp/x.msgpack"
+grep -q '"chosen_by_auto": true' "$tmp/out" || fail "sidecar, --method auto: $(cat "$tmp/out")"
+printf '# comment\n\nsource.msgpack\ngone.msgpack\n' >"$tmp/source_model.datasets"
+expect_rc 0 calibrate --model "$tmp/source_model.msgpack" --from-data "$tmp/samples.msgpack" --json -o "$tmp/x.msgpack"
+grep -q '"chosen_by_auto": true' "$tmp/out" || fail "sidecar with a missing file: $(cat "$tmp/out")"
+grep -q "gone.msgpack, which cannot be read; calibrating with auto" "$tmp/err" ||
+    fail "sidecar with a missing file, no note: $(cat "$tmp/err")"
+expect_rc 1 calibrate --model "$tmp/source_model.msgpack" --from-data "$tmp/samples.msgpack" --method retrain \
+    -o "$tmp/x.msgpack"
+grep -q "gone.msgpack" "$tmp/err" || fail "retrain with a missing sidecar file: $(cat "$tmp/err")"
+rm "$tmp/source_model.datasets"
+
 # The calibrated model is a model: prediction under the calibrated cap works.
 "$convsel" --isa avx2 predict --model "$tmp/cal.msgpack" 'mb1ic8ih8oc8oh8kh3ph1' >"$tmp/out" 2>"$tmp/err" ||
     fail "predict with the calibrated model exited $?: $(cat "$tmp/err")"

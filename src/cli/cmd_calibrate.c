@@ -33,11 +33,12 @@ static void usage(FILE *out)
             "                     default there: all of them)\n"
             "  --threads LIST     thread counts of the candidates, e.g. 1,2 (default 1,2)\n"
             "  --seed S           seed of the choice and of the residual trees (default 1)\n"
-            "  --method M         auto, pooled, linear, trees, both or retrain (default: retrain with\n"
-            "                     --source-data, else auto: pooled, linear or both, by cross-validated\n"
-            "                     regret on the samples; retrain: a new model trained on the model's\n"
-            "                     own datasets plus the samples)\n"
-            "  --source-data FILE a dataset the model was trained on (repeatable; for retrain)\n"
+            "  --method M         auto, pooled, linear, trees, both or retrain (default: retrain when\n"
+            "                     the model's datasets are at hand, else auto: pooled, linear or both,\n"
+            "                     by cross-validated regret on the samples; retrain: a new model\n"
+            "                     trained on the model's own datasets plus the samples)\n"
+            "  --source-data FILE a dataset the model was trained on (repeatable; for retrain; default:\n"
+            "                     those MODEL.datasets beside the model lists, one path per line)\n"
             "  --retrain-copies R how many times retraining gives each sample (default 5)\n"
             "  --pool P           network file or directory of *.txt whose layers are candidates\n"
             "                     (repeatable; default: ./networks, else networks/ next to the\n"
@@ -294,6 +295,57 @@ static int profile(const candidates *c, const size_t *chosen, size_t k, const un
     return CLI_OK;
 }
 
+/* ---------------------------------------------------------------- the model's datasets */
+
+/*
+ * The datasets a model was trained on, as its sidecar lists them: MODEL.datasets
+ * beside MODEL.msgpack, one path per line (relative to the sidecar's folder;
+ * blank lines and '#' comments skipped). Returns 0 without a sidecar, 1 with
+ * every listed file readable (paths[0..*n)), -1 otherwise (*why says what).
+ */
+static char sidecar_paths[MAX_POOL_PATHS][4096];
+
+static int model_datasets(const char *model_path, size_t *n, char *why, size_t why_size)
+{
+    char side[4096];
+    size_t len = strlen(model_path);
+    const char *ext = ".msgpack";
+    size_t stem = len >= strlen(ext) && strcmp(model_path + len - strlen(ext), ext) == 0 ? len - strlen(ext) : len;
+    if (snprintf(side, sizeof side, "%.*s.datasets", (int)stem, model_path) >= (int)sizeof side)
+        return 0;
+    FILE *f = fopen(side, "r");
+    if (!f)
+        return 0;
+    const char *slash = strrchr(side, '/');
+    int dir_len = slash ? (int)(slash - side + 1) : 0;
+    char line[4096];
+    int ok = 1;
+    *n = 0;
+    while (ok && fgets(line, sizeof line, f)) {
+        line[strcspn(line, "\r\n")] = '\0';
+        const char *name = line + strspn(line, " \t");
+        if (!*name || *name == '#')
+            continue;
+        if (*n == MAX_POOL_PATHS) {
+            snprintf(why, why_size, "%s lists more than %d datasets", side, MAX_POOL_PATHS);
+            ok = 0;
+        } else if (snprintf(sidecar_paths[*n], sizeof sidecar_paths[0], "%.*s%s", *name == '/' ? 0 : dir_len, side,
+                            name) >= (int)sizeof sidecar_paths[0] ||
+                   access(sidecar_paths[*n], R_OK) != 0) {
+            snprintf(why, why_size, "%s lists %s, which cannot be read", side, name);
+            ok = 0;
+        } else {
+            (*n)++;
+        }
+    }
+    fclose(f);
+    if (ok && *n == 0) {
+        snprintf(why, why_size, "%s lists no datasets", side);
+        ok = 0;
+    }
+    return ok ? 1 : -1;
+}
+
 /* ---------------------------------------------------------------- the command */
 
 int cmd_calibrate(int argc, char **argv)
@@ -414,12 +466,37 @@ int cmd_calibrate(int argc, char **argv)
         fprintf(stderr, "convsel %s: --from-data measures nothing: --data and --pool do not apply\n", CMD);
         return CLI_USAGE;
     }
+    /* The model file, and the datasets it was trained on when its sidecar
+     * lists them: with them at hand, retrain is the default (the best by
+     * the benchmark, docs/transfer.md); without them, auto. */
+    char default_path[4096];
+    if (!model_path) {
+        convsel_status dst = convsel_model_default_path(default_path, sizeof default_path);
+        if (dst != CONVSEL_OK)
+            return cli_fail(CMD, dst);
+        model_path = default_path;
+    }
+    if (!n_source_paths && (!method_given || params.method == CONVSEL_CALIBRATE_RETRAIN)) {
+        char why[4400];
+        size_t n = 0;
+        int listed = model_datasets(model_path, &n, why, sizeof why);
+        if (listed == 1) {
+            for (size_t f = 0; f < n; f++)
+                source_paths[n_source_paths++] = sidecar_paths[f];
+        } else if (listed < 0 && !method_given) {
+            fprintf(stderr, "convsel %s: note: %s; calibrating with auto instead of retraining\n", CMD, why);
+        } else if (listed < 0) {
+            fprintf(stderr, "convsel %s: %s\n", CMD, why);
+            return CLI_FAIL;
+        }
+    }
     if (n_source_paths && !method_given)
-        params.method = CONVSEL_CALIBRATE_RETRAIN; /* the source's data at hand: the best method (docs/transfer.md) */
+        params.method = CONVSEL_CALIBRATE_RETRAIN;
     if ((params.method == CONVSEL_CALIBRATE_RETRAIN) != (n_source_paths > 0)) {
         fprintf(stderr, "convsel %s: %s\n", CMD,
                 n_source_paths ? "--source-data is for --method retrain only"
-                               : "--method retrain needs the datasets the model was trained on (--source-data FILE ...)");
+                               : "--method retrain needs the datasets the model was trained on (--source-data FILE "
+                                 "..., or a MODEL.datasets file beside the model listing them)");
         return CLI_USAGE;
     }
     params.seed = seed;
