@@ -81,6 +81,12 @@ expect_rc 1 calibrate --model "$tmp/source_model.msgpack" --from-data "$tmp/samp
 grep -q "missing.msgpack" "$tmp/err" || fail "a missing --source-data file is not named: $(cat "$tmp/err")"
 expect_rc 2 calibrate --model "$tmp/source_model.msgpack" --from-data "$tmp/samples.msgpack" --method retrain \
     --source-data "$tmp/source.msgpack" --retrain-copies 0 -o "$tmp/x.msgpack"
+# A corrupt source dataset is found before anything is profiled.
+echo "not a dataset" >"$tmp/corrupt.msgpack"
+expect_rc 1 calibrate --model "$tmp/source_model.msgpack" --samples 2 --threads 1 --pool "$tmp/tiny.txt" --sampled 0 \
+    --max-time-s 0.02 --source-data "$tmp/corrupt.msgpack" -o "$tmp/x.msgpack"
+grep -q "corrupt.msgpack" "$tmp/err" || fail "a corrupt --source-data file is not named: $(cat "$tmp/err")"
+grep -q "\[1/2\]" "$tmp/err" && fail "profiled before reading --source-data: $(cat "$tmp/err")"
 
 # A MODEL.datasets sidecar names the model's datasets: calibrate then retrains by default,
 # --method auto still calibrates, and a listed file that is missing falls back to auto (said

@@ -348,6 +348,21 @@ static int model_datasets(const char *model_path, size_t *n, char *why, size_t w
 
 /* ---------------------------------------------------------------- the command */
 
+/* A repeatable path option (--pool, --source-data): its value appended to
+ * list, at most MAX_POOL_PATHS. 0 on a usage error, said on stderr. */
+static int path_push(int argc, char **argv, int *i, const char **list, size_t *n)
+{
+    const char *opt = argv[*i], *v = cli_value(CMD, argc, argv, i);
+    if (!v)
+        return 0;
+    if (*n == MAX_POOL_PATHS) {
+        fprintf(stderr, "convsel %s: at most %d %s paths\n", CMD, MAX_POOL_PATHS, opt);
+        return 0;
+    }
+    list[(*n)++] = v;
+    return 1;
+}
+
 int cmd_calibrate(int argc, char **argv)
 {
     const char *model_path = NULL, *out_path = NULL, *data_path = NULL, *from_data = NULL;
@@ -387,21 +402,11 @@ int cmd_calibrate(int argc, char **argv)
             if (!(from_data = cli_value(CMD, argc, argv, &i)))
                 return CLI_USAGE;
         } else if (strcmp(a, "--pool") == 0) {
-            if (!(v = cli_value(CMD, argc, argv, &i)))
+            if (!path_push(argc, argv, &i, pool_paths, &n_pool_paths))
                 return CLI_USAGE;
-            if (n_pool_paths == MAX_POOL_PATHS) {
-                fprintf(stderr, "convsel %s: at most %d --pool paths\n", CMD, MAX_POOL_PATHS);
-                return CLI_USAGE;
-            }
-            pool_paths[n_pool_paths++] = v;
         } else if (strcmp(a, "--source-data") == 0) {
-            if (!(v = cli_value(CMD, argc, argv, &i)))
+            if (!path_push(argc, argv, &i, source_paths, &n_source_paths))
                 return CLI_USAGE;
-            if (n_source_paths == MAX_POOL_PATHS) {
-                fprintf(stderr, "convsel %s: at most %d --source-data files\n", CMD, MAX_POOL_PATHS);
-                return CLI_USAGE;
-            }
-            source_paths[n_source_paths++] = v;
         } else if (strcmp(a, "--retrain-copies") == 0) {
             if (!(v = cli_value(CMD, argc, argv, &i)) || !cli_parse_long(CMD, a, v, 1, 1000, &l))
                 return CLI_USAGE;
@@ -532,6 +537,15 @@ int cmd_calibrate(int argc, char **argv)
             goto done;
         }
     }
+    /* The source's datasets, before anything is measured: a bad one must
+     * not cost the samples. */
+    for (size_t f = 0; f < n_source_paths; f++)
+        if ((st = convsel_dataset_load(source_paths[f], &source_data[f])) != CONVSEL_OK) {
+            fprintf(stderr, "convsel %s: %s: %s (%s)\n", CMD, source_paths[f], convsel_status_str(st),
+                    convsel_last_error());
+            rc = CLI_FAIL;
+            goto done;
+        }
 
     if (from_data) {
         if ((st = convsel_dataset_load(from_data, &loaded)) != CONVSEL_OK) {
@@ -639,13 +653,6 @@ int cmd_calibrate(int argc, char **argv)
     }
 
     if (params.method == CONVSEL_CALIBRATE_RETRAIN) {
-        for (size_t f = 0; f < n_source_paths; f++)
-            if ((st = convsel_dataset_load(source_paths[f], &source_data[f])) != CONVSEL_OK) {
-                fprintf(stderr, "convsel %s: %s: %s (%s)\n", CMD, source_paths[f], convsel_status_str(st),
-                        convsel_last_error());
-                rc = CLI_FAIL;
-                goto done;
-            }
         if (!quiet && !json)
             fprintf(stderr, "convsel %s: retraining on %zu datasets and the samples\n", CMD, n_source_paths);
         st = convsel_model_retrain(source, (const convsel_dataset *const *)source_data, n_source_paths, target,
