@@ -467,11 +467,9 @@ int main(int argc, char **argv)
                 die("train source data", st);
             eval_into(again, test, &retrain_none_cell, now_s() - t0);
             convsel_model_destroy(again);
-        }
-        if (source_sets) {
             convsel_model *both;
             source_sets[n_source_sets] = train;
-            double t0 = now_s();
+            t0 = now_s();
             if ((st = convsel_model_train(source_sets, n_source_sets + 1, &tp, NULL, NULL, &both)) != CONVSEL_OK)
                 die("train source data + full target", st);
             eval_into(both, test, &retrain_full_cell, now_s() - t0);
