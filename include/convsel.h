@@ -776,6 +776,7 @@ typedef struct convsel_train_params {
     convsel_model_mode mode;     /* (SINGLE) */
     double peak_gflops;     /* roofline: AVX-512 f32 peak per core (148, docs/learner.md) */
     double bandwidth_gbs;   /* roofline: memory bandwidth per thread (12) */
+    int bags;               /* ensembles averaged, bag b drawn with seed + b (1: one; docs/learner.md) */
 } convsel_train_params;
 
 void convsel_train_params_default(convsel_train_params *params);

@@ -42,6 +42,7 @@ void convsel_train_params_default(convsel_train_params *p)
      * on one thread. */
     p->peak_gflops = 148.0;
     p->bandwidth_gbs = 12.0;
+    p->bags = 1;
 }
 
 static const char *const target_names[] = {
@@ -119,6 +120,7 @@ static convsel_status set_param(convsel_train_params *p, const char *key, const 
     INT_PARAM(max_bins, 2, 256)
     INT_PARAM(patience, 1, INT_MAX)
     INT_PARAM(threads, 0, 1024)
+    INT_PARAM(bags, 1, CONVSEL_MAX_BAGS)
     REAL_PARAM(learning_rate)
     REAL_PARAM(lambda)
     REAL_PARAM(min_gain)
@@ -197,6 +199,8 @@ static convsel_status check_params(const convsel_train_params *p)
         return convsel_error(CONVSEL_INVALID_ARGUMENT, "threads must be >= 0 (got %d)", p->threads);
     if (p->trees < 0 || p->min_leaf < 1)
         return convsel_error(CONVSEL_INVALID_ARGUMENT, "trees must be >= 0 and min_leaf >= 1");
+    if (p->bags < 1 || p->bags > CONVSEL_MAX_BAGS)
+        return convsel_error(CONVSEL_INVALID_ARGUMENT, "bags must be in [1, %d] (got %d)", CONVSEL_MAX_BAGS, p->bags);
     return CONVSEL_OK;
 }
 
@@ -774,8 +778,37 @@ static convsel_status fit_utilisation(convsel_model *m, const convsel_table *t, 
     return CONVSEL_OK;
 }
 
+/* Moves from's trees to the end of to's and adds its base; from is left
+ * empty. */
+static convsel_status ensemble_append(convsel_ensemble *to, convsel_ensemble *from)
+{
+    size_t n = to->n_trees + from->n_trees;
+    convsel_tree *trees = realloc(to->trees, (n ? n : 1) * sizeof *trees);
+    if (!trees)
+        return convsel_error(CONVSEL_OUT_OF_MEMORY, "out of memory");
+    if (from->n_trees)
+        memcpy(trees + to->n_trees, from->trees, from->n_trees * sizeof *trees);
+    to->trees = trees;
+    to->n_trees = n;
+    to->base += from->base;
+    free(from->trees);
+    from->trees = NULL;
+    from->n_trees = 0;
+    from->base = 0.0;
+    return CONVSEL_OK;
+}
+
+/* Multiplies what e predicts by s: its base and every node's value. */
+static void ensemble_scale(convsel_ensemble *e, double s)
+{
+    e->base *= s;
+    for (size_t t = 0; t < e->n_trees; t++)
+        for (size_t k = 0; k < e->trees[t].n_nodes; k++)
+            e->trees[t].nodes[k].value *= s;
+}
+
 static convsel_status fit_ensemble(convsel_model *m, const train_rows *r, int32_t only_prim, size_t e,
-                                   const convsel_boost_params *bp, progress_relay *relay_state)
+                                   const convsel_boost_params *bp, progress_relay *relay_state, convsel_ensemble *out)
 {
     size_t n_train = 0, n_valid = 0;
     size_t *train = malloc((r->n ? r->n : 1) * sizeof *train);
@@ -804,12 +837,11 @@ static convsel_status fit_ensemble(convsel_model *m, const train_rows *r, int32_
     relay_state->info.ensemble = only_prim >= 0 ? m->primitives[only_prim] : "all";
     relay_state->info.ensemble_index = e;
     st = convsel_boost_fit(r->x, r->y, r->n, CONVSEL_FEATURE_COUNT, train, n_train, valid, n_valid, bp,
-                           convsel_feature_is_categorical, relay_state->fn ? relay : NULL, relay_state,
-                           &m->ensembles[e]);
+                           convsel_feature_is_categorical, relay_state->fn ? relay : NULL, relay_state, out);
     /* The held-out error, summed here and turned into an RMS when every
      * ensemble is done: the model's uncertainty for verified selection. */
     for (size_t i = 0; st == CONVSEL_OK && i < n_valid; i++) {
-        double d = convsel_ensemble_predict(&m->ensembles[e], r->x + valid[i] * CONVSEL_FEATURE_COUNT) - r->y[valid[i]];
+        double d = convsel_ensemble_predict(out, r->x + valid[i] * CONVSEL_FEATURE_COUNT) - r->y[valid[i]];
         m->valid_rmse_log += d * d;
         m->valid_rows++;
     }
@@ -895,12 +927,31 @@ convsel_status convsel_model_train_table(const convsel_table *t, const uint8_t *
                                .threads = params->threads > 0 ? params->threads : omp_get_max_threads()};
     progress_relay relay_state = {.fn = progress, .user = user};
     relay_state.info.ensemble_count = m->n_ensembles;
-    for (size_t e = 0; e < m->n_ensembles && st == CONVSEL_OK; e++) {
-        /* Each ensemble draws from its own stream, so adding a primitive to
-         * the data does not change the others' trees. */
-        bp.seed = params->seed + 0x9e3779b97f4a7c15ull * (e + 1);
-        st = fit_ensemble(m, &r, params->mode == CONVSEL_MODEL_SINGLE ? -1 : (int32_t)e, e, &bp, &relay_state);
+    /* Bag b is the model seed + b would train, except that every bag keeps
+     * bag 0's refined roofline: it draws its own early-stopping layers and
+     * subsamples, and the bags' trees are averaged. */
+    convsel_ensemble *bag = params->bags > 1 ? calloc(m->n_ensembles, sizeof *bag) : NULL;
+    if (params->bags > 1 && !bag)
+        st = convsel_error(CONVSEL_OUT_OF_MEMORY, "out of memory");
+    for (int b = 0; b < params->bags && st == CONVSEL_OK; b++) {
+        uint64_t seed = params->seed + (uint64_t)b;
+        if (b > 0)
+            st = pick_valid(t, &r, params->valid_fraction, seed);
+        for (size_t e = 0; e < m->n_ensembles && st == CONVSEL_OK; e++) {
+            /* Each ensemble draws from its own stream, so adding a primitive
+             * to the data does not change the others' trees. */
+            bp.seed = seed + 0x9e3779b97f4a7c15ull * (e + 1);
+            st = fit_ensemble(m, &r, params->mode == CONVSEL_MODEL_SINGLE ? -1 : (int32_t)e, e, &bp, &relay_state,
+                              b == 0 ? &m->ensembles[e] : &bag[e]);
+            if (st == CONVSEL_OK && b > 0)
+                st = ensemble_append(&m->ensembles[e], &bag[e]);
+        }
     }
+    for (size_t e = 0; bag && e < m->n_ensembles; e++)
+        convsel_ensemble_free(&bag[e]);
+    free(bag);
+    for (size_t e = 0; st == CONVSEL_OK && params->bags > 1 && e < m->n_ensembles; e++)
+        ensemble_scale(&m->ensembles[e], 1.0 / params->bags);
     if (m->valid_rows)
         m->valid_rmse_log = sqrt(m->valid_rmse_log / (double)m->valid_rows);
     if (st == CONVSEL_OK)

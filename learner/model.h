@@ -16,6 +16,9 @@
 #define CONVSEL_MODEL_FORMAT_VERSION 1
 #define CONVSEL_PRIMITIVE_NAME_MAX 32
 
+/* convsel_train_params.bags at most. */
+#define CONVSEL_MAX_BAGS 64
+
 typedef char convsel_primitive_name_buf[CONVSEL_PRIMITIVE_NAME_MAX];
 
 struct convsel_model {

@@ -84,7 +84,10 @@ static int pack_params(msgpack_packer *pk, const convsel_train_params *p)
 {
     /* threads is left out: it does not change the model, and leaving it out
      * keeps the bytes (and the id) the same whatever it was. */
-    return msgpack_pack_map(pk, 12) || KEY("trees") || msgpack_pack_int64(pk, p->trees) || KEY("learning_rate") ||
+    /* bags only where it is not 1: a model of one bag keeps the bytes (and
+     * the id) it had before bagging existed. */
+    return msgpack_pack_map(pk, p->bags != 1 ? 13 : 12) || (p->bags != 1 && (KEY("bags") || msgpack_pack_int64(pk, p->bags))) ||
+           KEY("trees") || msgpack_pack_int64(pk, p->trees) || KEY("learning_rate") ||
            msgpack_pack_double(pk, p->learning_rate) || KEY("max_depth") || msgpack_pack_int64(pk, p->max_depth) ||
            KEY("min_leaf") || msgpack_pack_int64(pk, p->min_leaf) || KEY("lambda") ||
            msgpack_pack_double(pk, p->lambda) || KEY("min_gain") || msgpack_pack_double(pk, p->min_gain) ||
@@ -710,6 +713,8 @@ static void parse_params(cursor *c, convsel_train_params *p)
             p->patience = (int)read_int(c, 1, INT32_MAX, "patience");
         else if (str_is(k, len, "seed"))
             p->seed = read_uint(c, "seed");
+        else if (str_is(k, len, "bags"))
+            p->bags = (int)read_int(c, 1, CONVSEL_MAX_BAGS, "bags");
         else
             skip(c);
     }

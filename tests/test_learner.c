@@ -588,6 +588,102 @@ static void test_synthetic(void)
     convsel_dataset_destroy(empty);
 }
 
+/* Log of model's prediction for primitive j on problem at 1 thread. */
+static double log_pred(const convsel_model *model, const convsel_problem *problem, size_t j)
+{
+    double ms = NAN;
+    convsel_model_query q = {problem, 1 + (int)(j % 2), j, NULL};
+    CHECK_EQ(convsel_model_predict_batch(model, &q, 1, &ms), CONVSEL_OK);
+    return log(ms);
+}
+
+static void test_bags(void)
+{
+    convsel_dataset *ds = NULL;
+    CHECK_EQ(syn_dataset(77, 2, 20, 40, 0.05, &ds), CONVSEL_OK);
+    if (!ds)
+        return;
+    const convsel_dataset *sets[1] = {ds};
+    convsel_train_params p;
+    convsel_train_params_default(&p);
+    CHECK_EQ(p.bags, 1);
+    p.trees = 40;
+    p.seed = 5;
+    /* Without early-stopping layers every bag fits the same roofline, and
+     * bag b is exactly the model of seed 5 + b: the bagged model predicts
+     * the mean of their logs. */
+    p.valid_fraction = 0;
+    convsel_model *single[3] = {NULL, NULL, NULL}, *bagged = NULL;
+    for (int b = 0; b < 3; b++) {
+        p.seed = 5 + (uint64_t)b;
+        CHECK_EQ(convsel_model_train(sets, 1, &p, NULL, NULL, &single[b]), CONVSEL_OK);
+    }
+    p.seed = 5;
+    p.bags = 3;
+    CHECK_EQ(convsel_model_train(sets, 1, &p, NULL, NULL, &bagged), CONVSEL_OK);
+    if (!bagged || !single[0] || !single[1] || !single[2])
+        return;
+    CHECK(strcmp(convsel_model_id(bagged), convsel_model_id(single[0])) != 0);
+    CHECK_EQ(bagged->ensembles[0].n_trees, single[0]->ensembles[0].n_trees + single[1]->ensembles[0].n_trees +
+                                               single[2]->ensembles[0].n_trees);
+    convsel_rng rng = {11};
+    double spread = 0;
+    for (int i = 0; i < 40; i++) {
+        convsel_problem prob;
+        syn_random_problem(&rng, "", i, &prob);
+        for (size_t j = 0; j < convsel_model_primitive_count(bagged); j++) {
+            double l0 = log_pred(single[0], &prob, j), l1 = log_pred(single[1], &prob, j),
+                   l2 = log_pred(single[2], &prob, j);
+            CHECK_NEAR(log_pred(bagged, &prob, j), (l0 + l1 + l2) / 3, 1e-9);
+            spread += fabs(l0 - l1) + fabs(l1 - l2);
+        }
+    }
+    CHECK(spread > 0); /* the seeds' models differ: the mean is not one of them */
+
+    /* bags survives the file, and a model of one bag is written as before
+     * bagging existed (its id does not depend on it). */
+    const char *path = "test_learner_bags.msgpack";
+    convsel_model *loaded = NULL;
+    CHECK_EQ(convsel_model_save(bagged, path), CONVSEL_OK);
+    CHECK_EQ(convsel_model_load(path, &loaded), CONVSEL_OK);
+    if (loaded) {
+        CHECK_EQ(convsel_model_params(loaded)->bags, 3);
+        CHECK_STR(convsel_model_id(loaded), convsel_model_id(bagged));
+    }
+    convsel_model_destroy(loaded);
+    loaded = NULL;
+    CHECK_EQ(convsel_model_save(single[0], path), CONVSEL_OK);
+    CHECK_EQ(convsel_model_load(path, &loaded), CONVSEL_OK);
+    if (loaded) {
+        CHECK_EQ(convsel_model_params(loaded)->bags, 1);
+        CHECK_STR(convsel_model_id(loaded), convsel_model_id(single[0]));
+    }
+    convsel_model_destroy(loaded);
+    remove(path);
+
+    /* With early stopping each bag holds out its own layers; the
+     * uncertainty is the bags' error on the rows each did not see. */
+    convsel_model_destroy(bagged);
+    p.valid_fraction = 0.2;
+    CHECK_EQ(convsel_model_train(sets, 1, &p, NULL, NULL, &bagged), CONVSEL_OK);
+    if (bagged) {
+        CHECK(bagged->valid_rows > 0);
+        CHECK(bagged->valid_rmse_log > 0 && isfinite(bagged->valid_rmse_log));
+    }
+    convsel_model_destroy(bagged);
+
+    /* Out of range. */
+    p.bags = 0;
+    CHECK_EQ(convsel_model_train(sets, 1, &p, NULL, NULL, &bagged), CONVSEL_INVALID_ARGUMENT);
+    CHECK_EQ(convsel_train_params_parse("bags=0", &p), CONVSEL_INVALID_ARGUMENT);
+    CHECK_EQ(convsel_train_params_parse("bags=65", &p), CONVSEL_INVALID_ARGUMENT);
+    CHECK_EQ(convsel_train_params_parse("bags=4", &p), CONVSEL_OK);
+    CHECK_EQ(p.bags, 4);
+    for (int b = 0; b < 3; b++)
+        convsel_model_destroy(single[b]);
+    convsel_dataset_destroy(ds);
+}
+
 int main(void)
 {
     test_features();
@@ -600,5 +696,6 @@ int main(void)
     test_groups();
     test_eval_by_hand();
     test_synthetic();
+    test_bags();
     return CHECK_DONE();
 }
