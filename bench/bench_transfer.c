@@ -406,8 +406,9 @@ int main(int argc, char **argv)
         if ((st = convsel_dataset_load(o.target_path, &target)) != CONVSEL_OK)
             die(o.target_path, st);
     }
-    convsel_train_params tp;
-    convsel_train_params_default(&tp);
+    /* The models trained here (scratch, full target, the retrain rows'
+     * controls) use the source's parameters, as retraining does. */
+    convsel_train_params tp = *convsel_model_params(source);
     tp.threads = o.threads;
     if (o.source_data) {
         char *copy = strdup(o.source_data), *save = NULL;
@@ -585,6 +586,10 @@ int main(int argc, char **argv)
     fprintf(md, "- source model: `%s`%s%s (trained on %s, cap %s)\n", convsel_model_id(source),
             o.synthetic ? "" : ", ", o.synthetic ? "" : o.source_path, src_cpu ? src_cpu->model_name : "?",
             src_cpu ? convsel_isa_name(src_cpu->isa_cap) : "?");
+    fprintf(md, "- the models trained here (scratch on K, full target and the retrain rows) use the source's "
+                "training parameters: %d trees at most, depth %d, learning rate %g, %d bag(s), each with the "
+                "split's seed\n",
+            tp.trees, tp.max_depth, tp.learning_rate, tp.bags);
     fprintf(md, "- target: %s%s (%s, cap %s); split by shape, %.0f%% held out: %zu training configurations "
                 "(the pool, mean), %zu held-out records (mean)\n",
             o.synthetic ? "synthetic" : o.target_path, "", cpu ? cpu->model_name : "?",

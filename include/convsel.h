@@ -776,7 +776,7 @@ typedef struct convsel_train_params {
     convsel_model_mode mode;     /* (SINGLE) */
     double peak_gflops;     /* roofline: AVX-512 f32 peak per core (148, docs/learner.md) */
     double bandwidth_gbs;   /* roofline: memory bandwidth per thread (12) */
-    int bags;               /* ensembles averaged, bag b drawn with seed + b (1: one; docs/learner.md) */
+    int bags;               /* ensembles averaged, bag b drawn with seed + b (3; docs/learner.md) */
 } convsel_train_params;
 
 void convsel_train_params_default(convsel_train_params *params);
@@ -921,6 +921,19 @@ convsel_status convsel_model_eval_against(const convsel_model *model, const conv
 convsel_status convsel_model_cv_against(const convsel_dataset *const *sets, size_t n,
                                         const convsel_train_params *params, convsel_cv_kind kind,
                                         convsel_statistic truth, convsel_metrics *metrics);
+
+/*
+ * As convsel_model_cv_against, and fn is called once for every held-out
+ * record, in the order of the datasets' records: the record, its measured
+ * truth statistic and the fold's prediction (ms). What the metrics are made
+ * of, for a look at where the errors are (convsel eval --predictions).
+ */
+typedef void (*convsel_prediction_fn)(const convsel_record *record, double measured_ms, double predicted_ms,
+                                      void *user);
+convsel_status convsel_model_cv_predictions(const convsel_dataset *const *sets, size_t n,
+                                            const convsel_train_params *params, convsel_cv_kind kind,
+                                            convsel_statistic truth, convsel_prediction_fn fn, void *user,
+                                            convsel_metrics *metrics);
 
 /* ---------------------------------------------------------------- selection with a model */
 

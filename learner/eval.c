@@ -328,23 +328,33 @@ static convsel_status fold(const convsel_table *t, const uint8_t *train_mask, co
 }
 
 static convsel_status cv(const convsel_dataset *const *sets, size_t n, const convsel_train_params *params,
-                         convsel_cv_kind kind, int truth, convsel_metrics *metrics);
+                         convsel_cv_kind kind, int truth, convsel_prediction_fn fn, void *user,
+                         convsel_metrics *metrics);
 
 convsel_status convsel_model_cv(const convsel_dataset *const *sets, size_t n, const convsel_train_params *params,
                                 convsel_cv_kind kind, convsel_metrics *metrics)
 {
-    return cv(sets, n, params, kind, -1, metrics);
+    return cv(sets, n, params, kind, -1, NULL, NULL, metrics);
 }
 
 convsel_status convsel_model_cv_against(const convsel_dataset *const *sets, size_t n,
                                         const convsel_train_params *params, convsel_cv_kind kind,
                                         convsel_statistic truth, convsel_metrics *metrics)
 {
-    return cv(sets, n, params, kind, (int)truth, metrics);
+    return cv(sets, n, params, kind, (int)truth, NULL, NULL, metrics);
+}
+
+convsel_status convsel_model_cv_predictions(const convsel_dataset *const *sets, size_t n,
+                                            const convsel_train_params *params, convsel_cv_kind kind,
+                                            convsel_statistic truth, convsel_prediction_fn fn, void *user,
+                                            convsel_metrics *metrics)
+{
+    return cv(sets, n, params, kind, (int)truth, fn, user, metrics);
 }
 
 static convsel_status cv(const convsel_dataset *const *sets, size_t n, const convsel_train_params *params,
-                         convsel_cv_kind kind, int truth, convsel_metrics *metrics)
+                         convsel_cv_kind kind, int truth, convsel_prediction_fn fn, void *user,
+                         convsel_metrics *metrics)
 {
     if (!metrics || (n && !sets))
         return convsel_error(CONVSEL_INVALID_ARGUMENT, "NULL argument");
@@ -426,6 +436,9 @@ static convsel_status cv(const convsel_dataset *const *sets, size_t n, const con
     rescore(&t, truth);
     if (st == CONVSEL_OK)
         st = convsel_metrics_compute(t.n, t.layer, t.primitive, t.ms, pred, t.dispatcher, metrics);
+    for (size_t i = 0; st == CONVSEL_OK && fn && i < t.n; i++)
+        if (!isnan(pred[i]))
+            fn(t.records[i], t.ms[i], pred[i], user);
 done:
     free(pred);
     free(train);

@@ -1155,6 +1155,7 @@ static void parse_model(cursor *c, convsel_model *m)
     int mode = -1;
     convsel_train_params_default(&m->params);
     m->params.threads = 0;
+    m->params.bags = 1; /* a file names bags only when it is not 1 */
     static const char *const keys[] = {"schema", "target", "mode", "params", "fingerprints", "primitives",
                                        "ensembles", "calibrations"};
     /* Calibrations exist from version 2 on; in a version 1 file the key is

@@ -55,6 +55,21 @@ med_mape=$(sed -n 's/.*"mape": \([-0-9.e]*\).*/\1/p' "$tmp/out")
 [ -n "$min_mape" ] && [ "$min_mape" != "$med_mape" ] || fail "--truth min and median gave the same MAPE ($min_mape)"
 expect_rc 0 eval --cv random --params trees=20 --truth min --json "$tmp/data.msgpack"
 expect_rc 2 eval --truth mean "$tmp/data.msgpack"
+# --predictions: one row per scored held-out record, and the metrics are made of them.
+expect_rc 0 eval --cv random --params trees=20 --predictions "$tmp/pred.csv" --json "$tmp/data.msgpack"
+head -1 "$tmp/pred.csv" | grep -qx "name,desc,threads,primitive,measured_ms,predicted_ms" ||
+    fail "--predictions header: $(head -1 "$tmp/pred.csv")"
+n_rec=$(sed -n 's/.*"n_records": \([0-9]*\).*/\1/p' "$tmp/out")
+cv_mape=$(sed -n 's/.*"mape": \([-0-9.e]*\).*/\1/p' "$tmp/out")
+rows=$(($(wc -l <"$tmp/pred.csv") - 1))
+[ -n "$n_rec" ] && [ "$rows" -eq "$n_rec" ] || fail "--predictions wrote $rows rows for $n_rec records"
+awk -F, -v m="$cv_mape" 'NR > 1 { d = $6 - $5; s += (d < 0 ? -d : d) / $5; n++ }
+    END { r = s / n; exit !(n > 0 && (r - m < 1e-4 * m) && (m - r < 1e-4 * m)) }' "$tmp/pred.csv" ||
+    fail "--predictions' MAPE is not the metrics' ($cv_mape)"
+expect_rc 2 eval --model "$tmp/model.msgpack" --predictions "$tmp/p2.csv" "$tmp/data.msgpack"
+grep -q "goes with --cv" "$tmp/err" || fail "--predictions without --cv: $(cat "$tmp/err")"
+expect_rc 1 eval --cv random --params trees=5 --predictions "$tmp/no/such/dir.csv" "$tmp/data.msgpack"
+grep -q "$tmp/no/such/dir.csv" "$tmp/err" || fail "unwritable --predictions not named: $(cat "$tmp/err")"
 expect_rc 2 eval --model "$tmp/model.msgpack"
 
 # ---------------------------------------------------------------- predict

@@ -606,7 +606,7 @@ static void test_bags(void)
     const convsel_dataset *sets[1] = {ds};
     convsel_train_params p;
     convsel_train_params_default(&p);
-    CHECK_EQ(p.bags, 1);
+    CHECK_EQ(p.bags, 3);
     p.trees = 40;
     p.seed = 5;
     /* Without early-stopping layers every bag fits the same roofline, and
@@ -614,6 +614,7 @@ static void test_bags(void)
      * the mean of their logs. */
     p.valid_fraction = 0;
     convsel_model *single[3] = {NULL, NULL, NULL}, *bagged = NULL;
+    p.bags = 1;
     for (int b = 0; b < 3; b++) {
         p.seed = 5 + (uint64_t)b;
         CHECK_EQ(convsel_model_train(sets, 1, &p, NULL, NULL, &single[b]), CONVSEL_OK);

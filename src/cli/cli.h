@@ -30,6 +30,9 @@ int cli_parse_primitive_set(const char *cmd, const char *list, unsigned char *ma
 
 /* Seconds on a monotonic clock. */
 double cli_now(void);
+/* s as one CSV field: quoted, its quotes doubled, where it holds a comma,
+ * a quote or a line break. */
+void cli_csv_field(FILE *out, const char *s);
 /* Loads --model M, or the default model when path is NULL. */
 int cli_open_model(const char *cmd, const char *path, convsel_model **model);
 /* One line when the model was trained on another CPU than here. */

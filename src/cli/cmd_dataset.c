@@ -265,21 +265,6 @@ static int cmd_merge(int argc, char **argv)
 
 /* ---------------------------------------------------------------- export */
 
-static void csv_field(FILE *out, const char *s)
-{
-    if (strpbrk(s, ",\"\n\r") == NULL) {
-        fputs(s, out);
-        return;
-    }
-    fputc('"', out);
-    for (; *s; s++) {
-        if (*s == '"')
-            fputc('"', out);
-        fputc(*s, out);
-    }
-    fputc('"', out);
-}
-
 static void export_records(FILE *out, const char *path, const convsel_dataset *ds)
 {
     char desc[512];
@@ -291,22 +276,22 @@ static void export_records(FILE *out, const char *path, const convsel_dataset *d
         shape.name[0] = '\0';
         shape.repeat = 1;
         convsel_problem_format(&shape, desc, sizeof desc);
-        csv_field(out, path);
+        cli_csv_field(out, path);
         fputc(',', out);
         fputs(r->kind == CONVSEL_RECORD_CONV ? "conv" : "reorder", out);
         fputc(',', out);
         fputs(r->tensor == CONVSEL_TENSOR_SRC ? "src" : "dst", out);
         fputc(',', out);
-        csv_field(out, p->name);
+        cli_csv_field(out, p->name);
         fprintf(out, ",%s,%lld,%lld,%lld,%lld,%lld,%lld,%lld,%lld,%lld,%lld,%lld,%lld,%lld,%lld,%lld,%lld,", desc,
                 (long long)p->g, (long long)p->mb, (long long)p->ic, (long long)p->ih, (long long)p->iw,
                 (long long)p->oc, (long long)p->oh, (long long)p->ow, (long long)p->kh, (long long)p->kw,
                 (long long)p->sh, (long long)p->sw, (long long)p->ph, (long long)p->pw, (long long)p->dh,
                 (long long)p->dw);
-        csv_field(out, r->primitive);
+        cli_csv_field(out, r->primitive);
         fprintf(out, ",%s,%s,%d,%s,%u,", convsel_layout_name(r->from), convsel_layout_name(r->to), r->threads,
                 convsel_isa_name(r->isa), (unsigned)r->fingerprint);
-        csv_field(out, fp ? fp->microarch : "");
+        cli_csv_field(out, fp ? fp->microarch : "");
         fprintf(out, ",%.6g,%.6g,%.6g,%.6g,%d,%.6g,%.6g\n", r->min_ms, r->p10_ms, r->median_ms, r->p90_ms, r->runs,
                 r->create_ms, r->median_ms > 0 ? convsel_problem_flops(p) / (r->median_ms * 1e6) : 0.0);
     }

@@ -1,4 +1,5 @@
 /* convsel eval: accuracy of a model, or cross-validation of training parameters. */
+#include <errno.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -10,7 +11,7 @@ static void usage(FILE *out)
 {
     fprintf(out,
             "usage: convsel eval [--model M] [--cv by-network|random] [--params LIST] [--seed S]\n"
-            "                    [--truth median|p10|min] [--json] DATA...\n"
+            "                    [--truth median|p10|min] [--predictions CSV] [--json] DATA...\n"
             "\n"
             "Evaluates a model on the conv records of the datasets, or with --cv trains and tests on\n"
             "splits of them: 'random' holds out 20%% of the layers, 'by-network' each network in turn\n"
@@ -23,6 +24,8 @@ static void usage(FILE *out)
             "\n"
             "  --truth STAT  score against this statistic of the measurements instead of the one the\n"
             "                model learns (training is unchanged)\n"
+            "  --predictions CSV  (with --cv) writes every held-out record's prediction: name, desc,\n"
+            "                threads, primitive, measured_ms (the statistic scored against), predicted_ms\n"
             "  --json        one JSON object; shares are fractions (0.05 = 5%%)\n");
 }
 
@@ -34,9 +37,23 @@ static void json_number(const char *key, double v, int last)
         printf("  \"%s\": null%s\n", key, last ? "" : ",");
 }
 
+/* One CSV row per held-out record (--predictions). */
+static void write_prediction(const convsel_record *r, double measured_ms, double predicted_ms, void *user)
+{
+    char desc[512];
+    convsel_problem shape = r->problem;
+    shape.name[0] = '\0';
+    shape.repeat = 1;
+    convsel_problem_format(&shape, desc, sizeof desc);
+    cli_csv_field(user, r->problem.name);
+    fprintf(user, ",%s,%d,", desc, r->threads);
+    cli_csv_field(user, r->primitive);
+    fprintf(user, ",%.6g,%.6g\n", measured_ms, predicted_ms);
+}
+
 int cmd_eval(int argc, char **argv)
 {
-    const char *model_file = NULL, *cv = NULL, *params_text = NULL, *v;
+    const char *model_file = NULL, *cv = NULL, *params_text = NULL, *predictions = NULL, *v;
     const char **files = calloc((size_t)argc, sizeof *files);
     size_t n_files = 0;
     long seed = -1;
@@ -73,6 +90,9 @@ int cmd_eval(int argc, char **argv)
                 rc = CLI_USAGE;
             } else
                 truth = (int)s;
+        } else if (strcmp(argv[i], "--predictions") == 0) {
+            if (!(predictions = cli_value("eval", argc, argv, &i)))
+                rc = CLI_USAGE;
         } else if (strcmp(argv[i], "--json") == 0) {
             json = 1;
         } else if (argv[i][0] == '-' && argv[i][1]) {
@@ -89,6 +109,10 @@ int cmd_eval(int argc, char **argv)
     }
     if (rc == CLI_OK && !cv && (params_text || seed >= 0)) {
         fprintf(stderr, "convsel eval: --params and --seed go with --cv\n");
+        rc = CLI_USAGE;
+    }
+    if (rc == CLI_OK && !cv && predictions) {
+        fprintf(stderr, "convsel eval: --predictions goes with --cv\n");
         rc = CLI_USAGE;
     }
     if (rc != CLI_OK) {
@@ -124,10 +148,27 @@ int cmd_eval(int argc, char **argv)
                 params.seed = (uint64_t)seed;
             if (rc == CLI_OK) {
                 convsel_cv_kind kind = strcmp(cv, "random") == 0 ? CONVSEL_CV_RANDOM : CONVSEL_CV_BY_NETWORK;
-                st = truth < 0 ? convsel_model_cv(view, n_files, &params, kind, &m)
-                               : convsel_model_cv_against(view, n_files, &params, kind, (convsel_statistic)truth, &m);
-                if (st != CONVSEL_OK)
-                    rc = cli_fail("eval", st);
+                convsel_statistic against = truth < 0 ? params.statistic : (convsel_statistic)truth;
+                /* Opened before the folds train, so that a bad path fails
+                 * at once; a failed run leaves no file. */
+                FILE *out = predictions ? fopen(predictions, "w") : NULL;
+                if (predictions && !out) {
+                    fprintf(stderr, "convsel eval: cannot write '%s': %s\n", predictions, strerror(errno));
+                    rc = CLI_FAIL;
+                } else {
+                    if (out)
+                        fprintf(out, "name,desc,threads,primitive,measured_ms,predicted_ms\n");
+                    st = convsel_model_cv_predictions(view, n_files, &params, kind, against,
+                                                      out ? write_prediction : NULL, out, &m);
+                    if (out && (fclose(out) != 0 || st != CONVSEL_OK)) {
+                        if (st == CONVSEL_OK)
+                            fprintf(stderr, "convsel eval: writing '%s' failed\n", predictions);
+                        remove(predictions);
+                        rc = st == CONVSEL_OK ? CLI_FAIL : rc;
+                    }
+                    if (st != CONVSEL_OK)
+                        rc = cli_fail("eval", st);
+                }
             }
         } else {
             st = truth < 0 ? convsel_model_eval(model, view, n_files, &m)
