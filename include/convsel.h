@@ -797,6 +797,7 @@ typedef struct convsel_train_progress {
     double train_rmse;           /* of the target on the training rows */
     double valid_rmse;           /* on the validation rows (NaN when none) */
     int best_iteration;
+    int bag, bag_count;          /* 0-based bag of convsel_train_params.bags */
 } convsel_train_progress;
 
 /* Returns non-zero to stop training (convsel_model_train returns INTERRUPTED). */

@@ -930,6 +930,7 @@ convsel_status convsel_model_train_table(const convsel_table *t, const uint8_t *
                                .threads = params->threads > 0 ? params->threads : omp_get_max_threads()};
     progress_relay relay_state = {.fn = progress, .user = user};
     relay_state.info.ensemble_count = m->n_ensembles;
+    relay_state.info.bag_count = params->bags;
     /* Bag b is the model seed + b would train, except that every bag keeps
      * bag 0's refined roofline: it draws its own early-stopping layers and
      * subsamples, and the bags' trees are averaged. */
@@ -938,6 +939,7 @@ convsel_status convsel_model_train_table(const convsel_table *t, const uint8_t *
         st = convsel_error(CONVSEL_OUT_OF_MEMORY, "out of memory");
     for (int b = 0; b < params->bags && st == CONVSEL_OK; b++) {
         uint64_t seed = params->seed + (uint64_t)b;
+        relay_state.info.bag = b;
         if (b > 0)
             st = pick_valid(t, &r, params->valid_fraction, seed);
         for (size_t e = 0; e < m->n_ensembles && st == CONVSEL_OK; e++) {

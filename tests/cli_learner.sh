@@ -15,6 +15,7 @@ quick=(--params trees=80,learning_rate=0.15,max_depth=5)
 expect_rc 0 train "$tmp/data.msgpack" -o "$tmp/model.msgpack" "${quick[@]}" --seed 3 --every 20
 grep -q "train_rmse" "$tmp/out" || fail "train prints no validation curve"
 grep -q "^\[1/1\] all" "$tmp/out" || fail "train names no ensemble: $(head -3 "$tmp/out")"
+grep -q "^\[1/1\] all, bag 3/3" "$tmp/out" || fail "train names no third bag: $(grep '^\[' "$tmp/out")"
 grep -Eq "^ +20 +[0-9.]+ +[0-9.]+" "$tmp/out" || fail "no curve row at tree 20"
 grep -q "wrote $tmp/model.msgpack" "$tmp/out" || fail "train does not report the file"
 expect_rc 0 train "$tmp/data.msgpack" -o "$tmp/pp.msgpack" --params trees=20,mode=per_primitive

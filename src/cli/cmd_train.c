@@ -26,6 +26,7 @@ static void usage(FILE *out)
 typedef struct progress_state {
     int every, quiet;
     size_t ensemble;
+    int bag;
     convsel_train_progress last;
     int have_last;
     double start;
@@ -46,9 +47,13 @@ static int on_progress(const convsel_train_progress *p, void *user)
     progress_state *s = user;
     if (s->quiet)
         return 0;
-    if (s->have_last && s->ensemble != p->ensemble_index)
+    int fresh = !s->have_last || s->ensemble != p->ensemble_index || s->bag != p->bag;
+    if (s->have_last && fresh)
         print_done(&s->last);
-    if (!s->have_last || s->ensemble != p->ensemble_index)
+    if (fresh && p->bag_count > 1)
+        printf("[%zu/%zu] %s, bag %d/%d\n    %6s %12s %12s\n", p->ensemble_index + 1, p->ensemble_count,
+               p->ensemble, p->bag + 1, p->bag_count, "tree", "train_rmse", "valid_rmse");
+    else if (fresh)
         printf("[%zu/%zu] %s\n    %6s %12s %12s\n", p->ensemble_index + 1, p->ensemble_count, p->ensemble, "tree",
                "train_rmse", "valid_rmse");
     if (p->iteration == 0 || (p->iteration + 1) % s->every == 0)
@@ -59,6 +64,7 @@ static int on_progress(const convsel_train_progress *p, void *user)
     s->last.ensemble = p->ensemble; /* owned by the model being trained, alive until it returns */
     s->have_last = 1;
     s->ensemble = p->ensemble_index;
+    s->bag = p->bag;
     return 0;
 }
 
@@ -127,13 +133,14 @@ int cmd_train(int argc, char **argv)
     if (rc == CLI_OK) {
         static const char *const stats[] = {"median", "p10", "min"};
         if (!quiet)
-            printf("training on %zu records from %zu dataset(s): target %s, %s times, %s, seed %llu\n", n_records,
+            printf("training on %zu records from %zu dataset(s): target %s, %s times, %s, %d bag(s), seed %llu\n",
+                   n_records,
                    n_files,
                    params.target == CONVSEL_TARGET_LOG            ? "log"
                    : params.target == CONVSEL_TARGET_LOG_PER_FLOP ? "log_per_flop"
                                                                   : "roofline_residual",
                    stats[params.statistic], params.mode == CONVSEL_MODEL_SINGLE ? "one model" : "one model per primitive",
-                   (unsigned long long)params.seed);
+                   params.bags, (unsigned long long)params.seed);
         progress_state state = {.every = (int)every, .quiet = quiet, .start = cli_now()};
         st = convsel_model_train((const convsel_dataset *const *)sets, n_files, &params, on_progress, &state, &model);
         if (st != CONVSEL_OK) {
