@@ -448,7 +448,11 @@ typedef struct convsel_dataset_summary {
     size_t records, conv_records, reorder_records;
     size_t configs;  /* distinct configuration keys */
     size_t problems; /* distinct shapes */
+    size_t disturbed; /* conv records whose median exceeds CONVSEL_DISTURBED_RATIO x their minimum */
 } convsel_dataset_summary;
+/* A median this many times the minimum: more than half the runs were slowed
+ * by something else, and the median is not the kernel's time. */
+#define CONVSEL_DISTURBED_RATIO 10.0
 void convsel_dataset_summarize(const convsel_dataset *dataset, convsel_dataset_summary *summary);
 
 /*

@@ -358,10 +358,12 @@ void convsel_dataset_summarize(const convsel_dataset *dataset, convsel_dataset_s
     for (size_t i = 0; i < dataset->count; i++) {
         const convsel_record *r = &dataset->records[i];
         summary->records++;
-        if (r->kind == CONVSEL_RECORD_CONV)
+        if (r->kind == CONVSEL_RECORD_CONV) {
             summary->conv_records++;
-        else
+            summary->disturbed += r->median_ms > CONVSEL_DISTURBED_RATIO * r->min_ms;
+        } else {
             summary->reorder_records++;
+        }
         convsel_record_config_key(r, key, sizeof key);
         convsel_strmap_put(&configs, key, 0);
         convsel_shape_key(&r->problem, key, sizeof key);

@@ -159,6 +159,26 @@ static void test_round_trip(const char *path, const convsel_fingerprint *fp)
     CHECK_EQ(s.conv_records, 4);
     CHECK_EQ(s.problems, 6);
     CHECK_EQ(s.configs, 6);
+    CHECK_EQ(s.disturbed, 0);
+    convsel_dataset_destroy(ds);
+
+    /* Disturbed: a conv record whose median is over 10x its minimum; not at
+     * 9x, and not a reorder. */
+    CHECK_EQ(convsel_dataset_create(&ds), CONVSEL_OK);
+    uint32_t fi = 0;
+    CHECK_EQ(convsel_dataset_add_fingerprint(ds, fp, &fi), CONVSEL_OK);
+    const double ratios[] = {12, 9, 12};
+    for (int i = 0; ds && i < 3; i++) {
+        convsel_record r;
+        make_record(&r, i); /* 0, 1: conv; 2: reorder */
+        r.fingerprint = fi;
+        r.median_ms = r.min_ms * ratios[i];
+        r.p90_ms = r.median_ms;
+        CHECK_EQ(convsel_dataset_append(ds, &r), CONVSEL_OK);
+    }
+    convsel_dataset_summarize(ds, &s);
+    CHECK_EQ(s.conv_records, 2);
+    CHECK_EQ(s.disturbed, 1);
     convsel_dataset_destroy(ds);
 
     /* CREATE refuses to replace a file. */

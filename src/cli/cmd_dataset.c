@@ -83,8 +83,8 @@ static void info_json(FILE *out, const char *path, const convsel_dataset *ds, co
     fprintf(out, "{\"file\": ");
     json_string(out, path);
     fprintf(out, ", \"records\": %zu, \"conv_records\": %zu, \"reorder_records\": %zu, \"configs\": %zu, "
-                 "\"problems\": %zu, \"primitives\": [",
-            s->records, s->conv_records, s->reorder_records, s->configs, s->problems);
+                 "\"problems\": %zu, \"disturbed_records\": %zu, \"primitives\": [",
+            s->records, s->conv_records, s->reorder_records, s->configs, s->problems, s->disturbed);
     for (size_t i = 0; i < prims->count; i++) {
         fprintf(out, "%s", i ? ", " : "");
         json_string(out, prims->items[i]);
@@ -146,6 +146,10 @@ static void info_text(FILE *out, const char *path, const convsel_dataset *ds, co
         print_size(out, fp->l3_bytes);
         fprintf(out, "\n    flags: %s\n    oneDNN %s; %s\n", fp->isa_flags, fp->onednn_version, fp->openblas_version);
     }
+    if (s->disturbed)
+        fprintf(out, "  disturbed: %zu convolution record(s) with a median over %g x their minimum (more than half "
+                     "their runs slowed by something else)\n",
+                s->disturbed, CONVSEL_DISTURBED_RATIO);
     if (convsel_dataset_warning(ds)[0])
         fprintf(out, "  warning: %s\n", convsel_dataset_warning(ds));
 }
