@@ -64,7 +64,9 @@ static void usage(FILE *out)
             "                   field names: slope_prior, trees, max_depth, learning_rate, ...)\n"
             "  --source-data LIST  the datasets the source model was trained on (comma-separated): adds\n"
             "                   the retrain method's row (convsel_model_retrain), the same data retrained\n"
-            "                   alone (the control) and with the target's whole training part\n"
+            "                   alone (the control) and with the target's whole training part; retrain is\n"
+            "                   then the default method (the Targets section, the random-K row), as in\n"
+            "                   convsel calibrate when the model's datasets are at hand\n"
             "  --retrain-copies R  how many times retraining gives each sample (default: the library's)\n"
             "  --out PREFIX     writes PREFIX.md and PREFIX.csv (default bench/results/transfer,\n"
             "                   bench/results/transfer_synthetic with --synthetic)\n");
@@ -316,12 +318,18 @@ static void paired_regret(const struct cell *c, const struct cell *base, double 
 
 static int as_selector; /* --as-selector */
 
-/* convsel calibrate's default method. */
+/* --source-data: the datasets the source was trained on, and room for one
+ * more (the target's training part, for the "+ full target" row). */
+static const convsel_dataset **source_sets;
+static size_t n_source_sets;
+
+/* convsel calibrate's default method: retrain where the source's datasets
+ * are at hand (as with a MODEL.datasets file), else the library's. */
 static convsel_calibrate_method default_method(void)
 {
     convsel_calibrate_params p;
     convsel_calibrate_params_default(&p);
-    return p.method;
+    return source_sets ? CONVSEL_CALIBRATE_RETRAIN : p.method;
 }
 
 static void eval_into(const convsel_model *model, const convsel_dataset *test, struct cell *c, double seconds)
@@ -337,11 +345,6 @@ static void eval_into(const convsel_model *model, const convsel_dataset *test, s
 
 /* What auto chose, per K and method, over the repeats. */
 static int auto_chose[MAX_KS][CONVSEL_CALIBRATE_METHOD_COUNT];
-
-/* --source-data: the datasets the source was trained on, and room for one
- * more (the target's training part, for the "+ full target" row). */
-static const convsel_dataset **source_sets;
-static size_t n_source_sets;
 
 /* NULL for the retrain method without --source-data. */
 static convsel_model *calibrate(const convsel_model *source, const convsel_dataset *samples,
