@@ -583,9 +583,10 @@ int main(int argc, char **argv)
     if (o.source_data)
         fprintf(md, "- retrain (`convsel_model_retrain`): the source's training parameters on `%s` (the source's "
                     "data) plus the K samples, each given %d times, with the split's seed; \"alone\": the same data "
-                    "without target samples (the source model's own seed is 1: what retraining changes by itself); "
-                    "\"+ full target\": plus the target's whole training part once\n",
-                o.source_data, calib_params.retrain_copies);
+                    "without target samples (the source model's own seed is %llu: what retraining changes by "
+                    "itself); \"+ full target\": plus the target's whole training part once\n",
+                o.source_data, calib_params.retrain_copies,
+                (unsigned long long)convsel_model_params(source)->seed);
     fprintf(md, "- source model: `%s`%s%s (trained on %s, cap %s)\n", convsel_model_id(source),
             o.synthetic ? "" : ", ", o.synthetic ? "" : o.source_path, src_cpu ? src_cpu->model_name : "?",
             src_cpu ? convsel_isa_name(src_cpu->isa_cap) : "?");

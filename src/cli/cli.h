@@ -30,6 +30,8 @@ int cli_parse_primitive_set(const char *cmd, const char *list, unsigned char *ma
 
 /* Seconds on a monotonic clock. */
 double cli_now(void);
+/* problem's descriptor without its name and repeat count: the shape alone. */
+void cli_shape_desc(const convsel_problem *problem, char *buf, size_t size);
 /* s as one CSV field: quoted, its quotes doubled, where it holds a comma,
  * a quote or a line break. */
 void cli_csv_field(FILE *out, const char *s);

@@ -276,10 +276,7 @@ static void export_records(FILE *out, const char *path, const convsel_dataset *d
         const convsel_record *r = convsel_dataset_record(ds, i);
         const convsel_problem *p = &r->problem;
         const convsel_fingerprint *fp = convsel_dataset_fingerprint(ds, r->fingerprint);
-        convsel_problem shape = *p;
-        shape.name[0] = '\0';
-        shape.repeat = 1;
-        convsel_problem_format(&shape, desc, sizeof desc);
+        cli_shape_desc(p, desc, sizeof desc);
         cli_csv_field(out, path);
         fputc(',', out);
         fputs(r->kind == CONVSEL_RECORD_CONV ? "conv" : "reorder", out);

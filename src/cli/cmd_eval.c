@@ -41,10 +41,7 @@ static void json_number(const char *key, double v, int last)
 static void write_prediction(const convsel_record *r, double measured_ms, double predicted_ms, void *user)
 {
     char desc[512];
-    convsel_problem shape = r->problem;
-    shape.name[0] = '\0';
-    shape.repeat = 1;
-    convsel_problem_format(&shape, desc, sizeof desc);
+    cli_shape_desc(&r->problem, desc, sizeof desc);
     cli_csv_field(user, r->problem.name);
     fprintf(user, ",%s,%d,", desc, r->threads);
     cli_csv_field(user, r->primitive);
@@ -160,14 +157,15 @@ int cmd_eval(int argc, char **argv)
                         fprintf(out, "name,desc,threads,primitive,measured_ms,predicted_ms\n");
                     st = convsel_model_cv_predictions(view, n_files, &params, kind, against,
                                                       out ? write_prediction : NULL, out, &m);
-                    if (out && (fclose(out) != 0 || st != CONVSEL_OK)) {
-                        if (st == CONVSEL_OK)
-                            fprintf(stderr, "convsel eval: writing '%s' failed\n", predictions);
-                        remove(predictions);
-                        rc = st == CONVSEL_OK ? CLI_FAIL : rc;
-                    }
-                    if (st != CONVSEL_OK)
+                    int write_failed = out && fclose(out) != 0;
+                    if (st != CONVSEL_OK) {
                         rc = cli_fail("eval", st);
+                    } else if (write_failed) {
+                        fprintf(stderr, "convsel eval: writing '%s' failed\n", predictions);
+                        rc = CLI_FAIL;
+                    }
+                    if (out && rc != CLI_OK)
+                        remove(predictions);
                 }
             }
         } else {

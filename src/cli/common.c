@@ -125,6 +125,14 @@ double cli_now(void)
     return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
 }
 
+void cli_shape_desc(const convsel_problem *problem, char *buf, size_t size)
+{
+    convsel_problem shape = *problem;
+    shape.name[0] = '\0';
+    shape.repeat = 1;
+    convsel_problem_format(&shape, buf, size);
+}
+
 void cli_csv_field(FILE *out, const char *s)
 {
     if (strpbrk(s, ",\"\n\r") == NULL) {
