@@ -1,0 +1,73 @@
+#!/usr/bin/env python3
+"""Ranking metrics from a `convsel eval --cv ... --predictions CSV` file, optionally leaving
+configurations out: how much of a mean regret one configuration makes.
+
+    python3 bench/predictions_metrics.py PRED.csv [--skip DESC,THREADS ...] [--worst N]
+
+A configuration is (desc, threads); onednn_auto is left out, as `convsel eval` does. Prints the
+configurations, mean and p95 regret, top-1 and Spearman per configuration (ties take their mean
+rank), and the N configurations of largest regret. Tie handling and the p95 position differ a
+little from convsel_metrics_compute: the figures agree with `convsel eval`'s to about 0.004.
+"""
+import argparse, collections, csv, math, sys
+
+ap = argparse.ArgumentParser()
+ap.add_argument('csv')
+ap.add_argument('--skip', action='append', default=[], help='DESC,THREADS of a configuration to leave out')
+ap.add_argument('--worst', type=int, default=5)
+a = ap.parse_args()
+skip = set()
+for s in a.skip:
+    desc, _, threads = s.rpartition(',')
+    if not desc:
+        sys.exit(f'predictions_metrics: --skip wants DESC,THREADS (got {s!r})')
+    skip.add((desc, threads))
+
+
+def ranks(v):
+    order = sorted(range(len(v)), key=lambda i: v[i])
+    r = [0.0] * len(v)
+    i = 0
+    while i < len(order):
+        j = i
+        while j + 1 < len(order) and v[order[j + 1]] == v[order[i]]:
+            j += 1
+        for t in range(i, j + 1):
+            r[order[t]] = (i + j) / 2
+        i = j + 1
+    return r
+
+
+groups = collections.defaultdict(list)
+try:
+    with open(a.csv) as f:
+        for row in csv.DictReader(f):
+            if row['primitive'] == 'onednn_auto':
+                continue
+            key = (row['desc'], row['threads'])
+            if key not in skip:
+                groups[key].append((float(row['measured_ms']), float(row['predicted_ms']), row['primitive'], row['name']))
+except (OSError, KeyError, ValueError) as e:
+    sys.exit(f'predictions_metrics: {a.csv}: {e}')
+
+regrets, top1, spearman = [], 0, []
+for key, v in groups.items():
+    if len(v) < 2:
+        continue
+    best = min(x[0] for x in v)
+    pick = min(v, key=lambda x: x[1])
+    regrets.append((pick[0] / best - 1, key, pick[2], pick[3]))
+    top1 += pick[0] == best
+    ra, rb = ranks([x[0] for x in v]), ranks([x[1] for x in v])
+    ma, mb = sum(ra) / len(ra), sum(rb) / len(rb)
+    den = math.sqrt(sum((x - ma) ** 2 for x in ra) * sum((y - mb) ** 2 for y in rb))
+    if den > 0:
+        spearman.append(sum((x - ma) * (y - mb) for x, y in zip(ra, rb)) / den)
+if not regrets:
+    sys.exit(f'predictions_metrics: {a.csv}: no configuration with 2+ primitives')
+values = sorted(r[0] for r in regrets)
+print(f'configurations {len(values)}  regret mean {100 * sum(values) / len(values):.2f}%  '
+      f'p95 {100 * values[int(0.95 * (len(values) - 1))]:.2f}%  top-1 {top1 / len(values):.3f}  '
+      f'Spearman {sum(spearman) / len(spearman):.3f}')
+for r, (desc, threads), prim, name in sorted(regrets, reverse=True)[:a.worst]:
+    print(f'  regret {100 * r:8.1f}%  picked {prim:18s} {name} ({desc}, {threads} thread(s))')
