@@ -305,6 +305,19 @@ typedef struct convsel_timing_options {
      * 1 GiB; the writes count towards max_time_s. A diagnostic: datasets
      * and --verify time with 0. */
     size_t flush_bytes;
+    /* When a candidate's median comes out over this many times its minimum —
+     * more than half its runs slowed by something else — the whole
+     * measurement is made once more (warm-up included) and, of the two, the
+     * one with the lower medians (geometric mean over the candidates) is
+     * kept: other load only ever slows a run. 0: never. Else
+     * at least 1 (default 3: on this project's data a median over 3× the
+     * minimum was nearly always a disturbed run, data/README.md). */
+    double retry_ratio;
+    /* The clock every duration above and every timing is read from, in
+     * seconds. NULL (the default): CLOCK_MONOTONIC. A test or a simulation
+     * gives its own (its candidates advance it), and every statistic, stopping
+     * rule and retry decision then follows from the durations it makes up. */
+    double (*clock)(void);
 } convsel_timing_options;
 
 /* Fills opts with the defaults above. */
@@ -317,6 +330,7 @@ typedef enum { CONVSEL_STAT_MEDIAN = 0, CONVSEL_STAT_P10 = 1, CONVSEL_STAT_MIN =
 typedef struct convsel_timing {
     double min_ms, p10_ms, median_ms, p90_ms;
     int runs;
+    int retried; /* 1: the measurement was made twice (retry_ratio) */
 } convsel_timing;
 
 /* A timed candidate: run(ctx) does one execution. */
@@ -456,6 +470,24 @@ typedef struct convsel_dataset_summary {
 void convsel_dataset_summarize(const convsel_dataset *dataset, convsel_dataset_summary *summary);
 
 /*
+ * The configurations of dataset worth measuring again: those measured on a CPU
+ * identical to cpu (every fingerprint field, library versions included, so
+ * that merging the new records replaces the old; NULL: any) with a
+ * convolution record whose median exceeds ratio × its minimum. (Not reorders:
+ * at 2 threads a fifth of them have a median over twice their minimum however
+ * quiet the machine — a measurement again gives as many — so they would flag
+ * most configurations.) Writes
+ * each one's shape (the configuration's first record's problem, name
+ * included) and thread count, in order of first appearance, into *problems
+ * and *threads (malloc'ed, NULL when count is 0; the caller frees them), and
+ * into *elsewhere (may be NULL) how many such configurations were measured on
+ * another CPU or cap. Returns OK, INVALID_ARGUMENT (a negative or non-finite
+ * ratio) or OUT_OF_MEMORY.
+ */
+convsel_status convsel_dataset_disturbed(const convsel_dataset *dataset, double ratio, const convsel_fingerprint *cpu,
+                                         convsel_problem **problems, int **threads, size_t *count, size_t *elsewhere);
+
+/*
  * Splits dataset into a train and a test part with every record of a group on
  * one side: groups are shapes (CONFIG: all thread counts of a shape together)
  * or networks (NETWORK: the part of the problem's name before its first ':',
@@ -555,6 +587,7 @@ typedef struct convsel_profile_result {
     size_t skipped;          /* in the shard but already in the file */
     size_t done, failed;
     size_t records;          /* written in this run */
+    size_t retried;          /* configurations whose convolutions were measured twice (timing.retry_ratio) */
     int budget_reached, interrupted;
 } convsel_profile_result;
 

@@ -366,6 +366,11 @@ convsel_status convsel_profile_run(const convsel_problem *problems, size_t n, co
             break;
         res.done++;
         res.records += appended;
+        for (size_t k = 0; k < convsel_primitive_count(); k++)
+            if (out[k].applicable && out[k].timing.retried) {
+                res.retried++;
+                break;
+            }
         progress.done++;
         progress.records += appended;
         if (warning[0]) {

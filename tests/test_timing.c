@@ -1,6 +1,8 @@
 /* The measurement engine: interleaved timing statistics, option checks, and
- * convsel_measure_problem on a tiny layer. Never asserts on a timing value
- * beyond a 3× work ratio, which survives any noise this machine makes. */
+ * convsel_measure_problem on a tiny layer. Real-clock checks assert nothing
+ * beyond a 3× work ratio, which survives any noise this machine makes; the
+ * retry, whose decisions hang on medians, is checked on a virtual clock. */
+#include <math.h>
 #include <omp.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -82,6 +84,143 @@ static void test_interleaved(void)
     CHECK(ordered(&t[0]));
 }
 
+/* A virtual clock: the candidates below advance it by the durations they are
+ * given, so the statistics and the retry's decisions follow from those
+ * durations exactly, whatever else the machine runs. It counts ticks of
+ * 1/1024 s, so that every difference and ratio of its readings is exact. */
+static uint64_t virtual_ticks;
+#define TICK_MS (1000.0 / 1024.0)
+
+static double virtual_clock(void)
+{
+    return (double)virtual_ticks / 1024.0;
+}
+
+/* A candidate whose calls take `ticks`, except calls numbered (from 1) in
+ * [first, last], which take slow, and those in [first2, last2], slow2: bursts
+ * of other load, as the candidate sees them. */
+struct bursty {
+    int calls;
+    uint64_t ticks, slow;
+    int first, last, first2, last2;
+    uint64_t slow2;
+};
+
+static convsel_status bursty_run(void *ctx)
+{
+    struct bursty *c = ctx;
+    const int call = ++c->calls;
+    uint64_t ticks = c->ticks;
+    if (call >= c->first && call <= c->last)
+        ticks = c->slow;
+    else if (call >= c->first2 && call <= c->last2)
+        ticks = c->slow2;
+    virtual_ticks += ticks;
+    return CONVSEL_OK;
+}
+
+/* retry_ratio: a measurement whose median is over R x its minimum is made
+ * again, and the one with the lower medians (geometric mean over the
+ * candidates) kept. Each measurement is one warm-up call and nine timed ones
+ * (calls 1..10, then 11..20). Timed on the virtual clock: a first version
+ * timed real busy loops and failed on CI, where one preemption of a 0.1 ms
+ * run decided a median. */
+static void test_retry(void)
+{
+    convsel_timing_options opts;
+    convsel_timing_options_default(&opts);
+    CHECK(opts.retry_ratio == 3.0);
+    CHECK(opts.clock == NULL);
+    opts.clock = virtual_clock;
+    opts.warmup_s = 0.0; /* one warm-up run */
+    opts.min_rounds = opts.max_rounds = 9;
+    opts.max_time_s = 100.0;
+    convsel_timed_fn fns[2] = {bursty_run, bursty_run};
+    convsel_timing t[2];
+
+    /* Calls 2..7 take 20x as long, six of the first measurement's nine timed
+     * runs: its median is 20x its minimum. Off, that is the result; on, the
+     * clean second measurement replaces it. */
+    for (int retry = 0; retry < 2; retry++) {
+        struct bursty c = {0, 10, 200, 2, 7, 0, -1, 0};
+        struct bursty calm = {0, 20, 0, 0, -1, 0, -1, 0};
+        void *ctxs[2] = {&c, &calm};
+        opts.retry_ratio = retry ? 3.0 : 0.0;
+        CHECK_EQ(convsel_time_interleaved(2, fns, ctxs, &opts, t), CONVSEL_OK);
+        CHECK_EQ(t[0].runs, 9);
+        CHECK_NEAR(t[0].min_ms, 10 * TICK_MS, 1e-9);
+        CHECK_NEAR(t[1].median_ms, 20 * TICK_MS, 1e-9);
+        if (!retry) {
+            CHECK_EQ(c.calls, 10);
+            CHECK(t[0].retried == 0 && t[1].retried == 0);
+            CHECK_NEAR(t[0].median_ms, 200 * TICK_MS, 1e-9);
+        } else {
+            CHECK_EQ(c.calls, 20);
+            CHECK_EQ(calm.calls, 20); /* every candidate measured again, to stay comparable */
+            CHECK(t[0].retried == 1 && t[1].retried == 1);
+            CHECK_NEAR(t[0].median_ms, 10 * TICK_MS, 1e-9);
+            CHECK_NEAR(t[0].p90_ms, 10 * TICK_MS, 1e-9);
+        }
+    }
+    /* The ratio is strict and per candidate: a median of exactly 3x its
+     * minimum is not retried, one just over is. Calls 2..6 (five of nine
+     * timed runs, the median) take 3x as long, or 3.1x. */
+    for (int over = 0; over < 2; over++) {
+        struct bursty c = {0, 10, over ? 31 : 30, 2, 6, 0, -1, 0};
+        struct bursty calm = {0, 20, 0, 0, -1, 0, -1, 0};
+        void *ctxs[2] = {&calm, &c};
+        opts.retry_ratio = 3.0;
+        CHECK_EQ(convsel_time_interleaved(2, fns, ctxs, &opts, t), CONVSEL_OK);
+        CHECK_EQ(c.calls, over ? 20 : 10);
+        CHECK_EQ(t[1].retried, over);
+        CHECK_NEAR(t[1].median_ms, (over ? 10 : 30) * TICK_MS, 1e-9);
+    }
+    /* The second measurement slowed too: in all its runs (calls 11..20), and
+     * 3x more than the first's burst, so its medians are higher and the first
+     * is kept, though its spread is the smaller; in four of its nine timed
+     * runs (12..15), under its median, so it is kept. */
+    for (int worse = 1; worse >= 0; worse--) {
+        struct bursty c = {0, 10, 200, 2, 7, worse ? 11 : 12, worse ? 20 : 15, 600};
+        struct bursty calm = {0, 20, 0, 0, -1, 0, -1, 0};
+        void *ctxs[2] = {&c, &calm};
+        CHECK_EQ(convsel_time_interleaved(2, fns, ctxs, &opts, t), CONVSEL_OK);
+        CHECK_EQ(c.calls, 20);
+        CHECK(t[0].retried == 1 && t[1].retried == 1);
+        CHECK_NEAR(t[0].median_ms, (worse ? 200 : 10) * TICK_MS, 1e-9);
+        CHECK_NEAR(t[0].p90_ms, (worse ? 200 : 600) * TICK_MS, 1e-9);
+    }
+    /* The choice is by the geometric mean over all candidates: here the
+     * second measurement is clean for candidate 0 (median 200 -> 10 ticks)
+     * but slows candidate 1 from 20 to 600 ticks in every run, 30x against 20x: the
+     * first is kept, whole (measurements are never mixed). */
+    {
+        struct bursty c = {0, 10, 200, 2, 7, 0, -1, 0};
+        struct bursty calm = {0, 20, 600, 11, 20, 0, -1, 0};
+        void *ctxs[2] = {&c, &calm};
+        CHECK_EQ(convsel_time_interleaved(2, fns, ctxs, &opts, t), CONVSEL_OK);
+        CHECK_EQ(c.calls, 20);
+        CHECK_NEAR(t[0].median_ms, 200 * TICK_MS, 1e-9);
+        CHECK_NEAR(t[1].median_ms, 20 * TICK_MS, 1e-9);
+    }
+    /* A clean measurement is made once. */
+    {
+        struct bursty a = {0, 10, 0, 0, -1, 0, -1, 0}, b = {0, 30, 0, 0, -1, 0, -1, 0};
+        void *ctxs[2] = {&a, &b};
+        CHECK_EQ(convsel_time_interleaved(2, fns, ctxs, &opts, t), CONVSEL_OK);
+        CHECK(a.calls == 10 && t[0].retried == 0 && t[1].retried == 0);
+    }
+    /* Out of range: between 0 and 1, negative, infinite, NaN. */
+    const double bad[] = {0.5, -1.0, INFINITY, NAN};
+    for (int i = 0; i < 4; i++) {
+        struct busy a = {10, 0};
+        convsel_timed_fn one[1] = {busy_run};
+        void *ctx[1] = {&a};
+        opts.retry_ratio = bad[i];
+        CHECK_EQ(convsel_time_interleaved(1, one, ctx, &opts, t), CONVSEL_INVALID_ARGUMENT);
+        CHECK(strstr(convsel_last_error(), "retry_ratio") != NULL);
+    }
+}
+
 static void test_failure(void)
 {
     int calls = 0;
@@ -148,6 +287,7 @@ static void test_options(void)
     o.min_rounds = o.max_rounds = 7;
     o.warmup_s = 0;
     o.max_time_s = 60;
+    o.retry_ratio = 0; /* runs of a few ns spread over 3x on a busy machine; the retry has its own test */
     CHECK_EQ(convsel_time_interleaved(1, fns, ctxs, &o, t), CONVSEL_OK);
     CHECK_EQ(t[0].runs, 7);
     CHECK_EQ(b.calls, 8); /* one warm-up run, seven timed */
@@ -182,6 +322,7 @@ static void test_round_order(void)
     o.warmup_s = 0.0;
     o.min_rounds = ROUNDS;
     o.max_rounds = ROUNDS;
+    o.retry_ratio = 0; /* empty runs: their spread is the clock's; the retry has its own test */
     call_count = 0;
     CHECK_EQ(convsel_time_interleaved(N, fns, ctxs, &o, t), CONVSEL_OK);
     CHECK_EQ(call_count, N + N * ROUNDS);
@@ -324,6 +465,7 @@ int main(void)
     test_options();
     test_interleaved();
     test_failure();
+    test_retry();
     test_settle();
     test_round_order();
     test_measure_problem();
