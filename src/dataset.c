@@ -375,6 +375,100 @@ void convsel_dataset_summarize(const convsel_dataset *dataset, convsel_dataset_s
     convsel_strmap_free(&shapes);
 }
 
+convsel_status convsel_dataset_disturbed(const convsel_dataset *dataset, double ratio, const convsel_fingerprint *cpu,
+                                         convsel_problem **problems, int **threads, size_t *count, size_t *elsewhere)
+{
+    *problems = NULL;
+    *threads = NULL;
+    *count = 0;
+    if (elsewhere)
+        *elsewhere = 0;
+    if (!dataset || !(ratio >= 0.0) || isinf(ratio))
+        return convsel_error(CONVSEL_INVALID_ARGUMENT, "disturbed: need a dataset and a finite ratio >= 0 (got %g)",
+                             ratio);
+    /* Which fingerprints are this CPU's: only there can a configuration be
+     * measured again and the new records replace the old on merging. */
+    unsigned char *here = calloc(dataset->n_fingerprints ? dataset->n_fingerprints : 1, 1);
+    if (!here)
+        return convsel_error(CONVSEL_OUT_OF_MEMORY, "disturbed: out of memory");
+    for (size_t f = 0; f < dataset->n_fingerprints; f++)
+        here[f] = !cpu || fingerprint_equal(&dataset->fingerprints[f], cpu);
+    /* Configurations in order of first appearance; a flag per configuration. */
+    struct convsel_strmap configs, other;
+    convsel_strmap_init(&configs);
+    convsel_strmap_init(&other);
+    size_t n = 0, cap = 0;
+    const convsel_record **firsts = NULL;
+    unsigned char *flagged = NULL;
+    char key[CONVSEL_KEY_MAX];
+    convsel_status st = CONVSEL_OK;
+    for (size_t i = 0; i < dataset->count && st == CONVSEL_OK; i++) {
+        const convsel_record *r = &dataset->records[i];
+        const int bad = r->kind == CONVSEL_RECORD_CONV && r->median_ms > ratio * r->min_ms;
+        convsel_record_config_key(r, key, sizeof key);
+        if (!here[r->fingerprint]) {
+            if (bad && convsel_strmap_put(&other, key, 0) < 0)
+                st = convsel_error(CONVSEL_OUT_OF_MEMORY, "disturbed: out of memory");
+            continue;
+        }
+        size_t at;
+        if (!convsel_strmap_get(&configs, key, &at)) {
+            if (n == cap) {
+                size_t c = cap ? 2 * cap : 64;
+                const convsel_record **f = realloc(firsts, c * sizeof *f);
+                unsigned char *g = f ? realloc(flagged, c) : NULL;
+                if (f)
+                    firsts = f;
+                if (g)
+                    flagged = g;
+                if (!f || !g) {
+                    st = convsel_error(CONVSEL_OUT_OF_MEMORY, "disturbed: out of memory");
+                    break;
+                }
+                cap = c;
+            }
+            if (convsel_strmap_put(&configs, key, n) < 0) {
+                st = convsel_error(CONVSEL_OUT_OF_MEMORY, "disturbed: out of memory");
+                break;
+            }
+            at = n;
+            firsts[n] = r;
+            flagged[n++] = 0;
+        }
+        flagged[at] |= bad;
+    }
+    size_t k = 0;
+    for (size_t c = 0; c < n; c++)
+        k += flagged[c];
+    if (st == CONVSEL_OK && k) {
+        *problems = malloc(k * sizeof **problems);
+        *threads = malloc(k * sizeof **threads);
+        if (!*problems || !*threads) {
+            free(*problems);
+            free(*threads);
+            *problems = NULL;
+            *threads = NULL;
+            st = convsel_error(CONVSEL_OUT_OF_MEMORY, "disturbed: out of memory");
+        }
+    }
+    if (st == CONVSEL_OK) {
+        for (size_t c = 0, j = 0; c < n; c++)
+            if (flagged[c]) {
+                (*problems)[j] = firsts[c]->problem;
+                (*threads)[j++] = firsts[c]->threads;
+            }
+        *count = k;
+        if (elsewhere)
+            *elsewhere = other.count;
+    }
+    convsel_strmap_free(&configs);
+    convsel_strmap_free(&other);
+    free(firsts);
+    free(flagged);
+    free(here);
+    return st;
+}
+
 /* splitmix64, as convsel_fill_random uses: the same split for a seed everywhere. */
 static uint64_t split_next(uint64_t *state)
 {

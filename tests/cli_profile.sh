@@ -72,6 +72,72 @@ expect_rc 0 dataset split --test-frac 0.5 --seed 3 -o "$tmp/part" "$tmp/a.msgpac
 [ "$(configs_in "$tmp/part-train.msgpack")" = 1 ] && [ "$(configs_in "$tmp/part-test.msgpack")" = 1 ] ||
     fail "split: want one configuration on each side"
 
+# ---------------------------------------------------------------- --redo: measure disturbed configurations again
+# Two shapes at 1 and 2 threads, no reorders. Ratio 0 flags every configuration
+# (a median is always over 0 x its minimum), a huge one none: the selection by
+# ratio itself is test_dataset's (synthetic records, exact thresholds).
+cat >"$tmp/redo.txt" <<'NET'
+mb1ic8ih8oc8oh8kh3ph1n"redo:a"
+mb1ic8ih6oc16oh6kh1n"redo:b"
+NET
+quick=(--primitives onednn_gemm,im2col_gemm --max-time-s 0.02 --warmup-s 0)
+expect_rc 0 profile --net "$tmp/redo.txt" --threads 1,2 --no-reorders "${quick[@]}" --quiet -o "$tmp/b.msgpack"
+expect_rc 0 profile --redo "$tmp/b.msgpack" --redo-ratio 1e6 "${quick[@]}" -o "$tmp/r0.msgpack"
+grep -q "nothing to measure again" "$tmp/err" || fail "--redo with nothing to redo: $(cat "$tmp/err")"
+[ ! -e "$tmp/r0.msgpack" ] || fail "--redo with nothing to redo wrote a file"
+expect_rc 0 profile --redo "$tmp/b.msgpack" --redo-ratio 0 --threads 2 "${quick[@]}" --quiet -o "$tmp/r2.msgpack"
+expect_rc 0 dataset info --json "$tmp/r2.msgpack"
+grep -q '"threads": \[2\]' "$tmp/out" && [ "$(json_field "$tmp/out" configs)" = 2 ] &&
+    [ "$(json_field "$tmp/out" reorder_records)" = 0 ] ||
+    fail "--redo --threads 2: want the two 2-thread configurations, no reorders: $(cat "$tmp/out")"
+expect_rc 0 profile --redo "$tmp/b.msgpack" --redo-ratio 0 "${quick[@]}" -o "$tmp/r.msgpack"
+grep -q "measuring again 4 configurations" "$tmp/err" && grep -q "dataset merge -o CLEAN.msgpack" "$tmp/err" ||
+    fail "--redo messages: $(cat "$tmp/err")"
+# Every configuration again at its own thread count, under its own name, with
+# the same primitives and layouts; merged first, the new records replace every
+# old one.
+"$convsel" dataset export --csv "$tmp/b.msgpack" | cut -d, -f2-27 | sort >"$tmp/b.keys"
+"$convsel" dataset export --csv "$tmp/r.msgpack" | cut -d, -f2-27 | sort >"$tmp/r.keys"
+[ -s "$tmp/b.keys" ] && cmp -s "$tmp/b.keys" "$tmp/r.keys" ||
+    fail "--redo measured other records than the file's: $(diff "$tmp/b.keys" "$tmp/r.keys" | head -5)"
+expect_rc 0 dataset merge -o "$tmp/clean.msgpack" "$tmp/r.msgpack" "$tmp/b.msgpack"
+"$convsel" dataset export --csv "$tmp/r.msgpack" | cut -d, -f2- >"$tmp/r.rows"
+"$convsel" dataset export --csv "$tmp/clean.msgpack" | cut -d, -f2- >"$tmp/clean.rows"
+cmp -s "$tmp/r.rows" "$tmp/clean.rows" || fail "merge did not keep exactly the re-measured records"
+# Records whose thread counts alternate (t1, t2, t1, t2: merged from four
+# files) are still each measured again at their own thread count.
+for s in a b; do
+    sed -n "/redo:$s/p" "$tmp/redo.txt" >"$tmp/one_$s.txt"
+    for t in 1 2; do
+        expect_rc 0 profile --net "$tmp/one_$s.txt" --threads $t --no-reorders "${quick[@]}" --quiet -o "$tmp/one_$s$t.msgpack"
+    done
+done
+expect_rc 0 dataset merge -o "$tmp/alt.msgpack" "$tmp/one_a1.msgpack" "$tmp/one_a2.msgpack" "$tmp/one_b1.msgpack" \
+    "$tmp/one_b2.msgpack"
+"$convsel" dataset export --csv "$tmp/alt.msgpack" | cut -d, -f25 | tail -n +2 | tr '\n' ' ' | grep -q "^1 1 2 2 1 1 2 2 " ||
+    fail "the merged file does not alternate thread counts: $("$convsel" dataset export --csv "$tmp/alt.msgpack" | cut -d, -f25 | tr '\n' ' ')"
+expect_rc 0 profile --redo "$tmp/alt.msgpack" --redo-ratio 0 "${quick[@]}" --quiet -o "$tmp/alt_r.msgpack"
+"$convsel" dataset export --csv "$tmp/alt.msgpack" | cut -d, -f2-27 | sort >"$tmp/alt.keys"
+"$convsel" dataset export --csv "$tmp/alt_r.msgpack" | cut -d, -f2-27 | sort >"$tmp/alt_r.keys"
+cmp -s "$tmp/alt.keys" "$tmp/alt_r.keys" ||
+    fail "--redo of alternating thread counts: $(diff "$tmp/alt.keys" "$tmp/alt_r.keys" | head -5)"
+# A file from another CPU (the synthetic one's fingerprint is made up): left out, said so.
+gen="$(dirname "$convsel")/synthetic_dataset"
+if [ -x "$gen" ]; then
+    "$gen" "$tmp/syn.msgpack" 5 || fail "synthetic_dataset failed"
+    expect_rc 0 profile --redo "$tmp/syn.msgpack" --redo-ratio 0 "${quick[@]}" -o "$tmp/rs.msgpack"
+    grep -q "measured on another CPU" "$tmp/err" && [ ! -e "$tmp/rs.msgpack" ] ||
+        fail "--redo of another CPU's file: $(cat "$tmp/err")"
+fi
+expect_rc 2 profile --redo "$tmp/b.msgpack" --net "$tmp/redo.txt" -o "$tmp/x.msgpack"
+expect_rc 2 profile --redo "$tmp/b.msgpack" --redo-ratio -1 -o "$tmp/x.msgpack"
+expect_rc 2 profile --redo "$tmp/b.msgpack" --shard 0/2 -o "$tmp/x.msgpack"
+expect_rc 1 profile --redo "$tmp/nosuch.msgpack" -o "$tmp/x.msgpack"
+grep -q "nosuch.msgpack" "$tmp/err" || fail "--redo of a missing file: $(cat "$tmp/err")"
+expect_rc 1 profile --redo "$tmp/redo.txt" -o "$tmp/x.msgpack"
+grep -q "not a convsel dataset" "$tmp/err" || fail "--redo of a foreign file: $(cat "$tmp/err")"
+[ ! -e "$tmp/x.msgpack" ] || fail "a failed --redo left a file"
+
 # ---------------------------------------------------------------- kill -9, then --resume, then Ctrl-C
 cat >"$tmp/six.txt" <<'EOF'
 mb1ic8ih8oc8oh8kh3ph1n"six:a"

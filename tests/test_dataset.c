@@ -2,6 +2,7 @@
  * Dataset files: write → load round trips, a file cut at every byte, bytes
  * flipped everywhere, foreign files, resuming, merging and splitting.
  */
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -529,6 +530,87 @@ static void test_merge_split(const char *path, const convsel_fingerprint *fp)
     convsel_dataset_destroy(merged);
 }
 
+/* convsel_dataset_disturbed: which configurations --redo measures again. */
+static void test_disturbed(const convsel_fingerprint *fp)
+{
+    convsel_fingerprint other = *fp;
+    other.cores = fp->cores / 2;
+    convsel_dataset *ds = NULL;
+    uint32_t here = 0, there = 0;
+    CHECK_EQ(convsel_dataset_create(&ds), CONVSEL_OK);
+    if (!ds)
+        return;
+    CHECK_EQ(convsel_dataset_add_fingerprint(ds, fp, &here), CONVSEL_OK);
+    CHECK_EQ(convsel_dataset_add_fingerprint(ds, &other, &there), CONVSEL_OK);
+    struct {
+        int base, threads;
+        uint32_t fingerprint;
+        double ratio;
+        const char *primitive;
+    } rows[] = {
+        {0, 1, here, 1.0625, "prim_a"},  /* A at 1 thread: clean here ... */
+        {0, 1, here, 3.5, "prim_b"},     /* ... disturbed there: A is flagged up to 3.5 */
+        {0, 2, here, 1.0625, "prim_a"},  /* A at 2 threads: another configuration, clean */
+        {1, 2, here, 2.9, "prim_a"},     /* B: under 3 */
+        {2, 3, here, 50.0, "reorder"},   /* a reorder does not count */
+        {4, 3, here, 5.0, "prim_a"},     /* C */
+        {3, 4, there, 50.0, "prim_a"},   /* D: another CPU's */
+    };
+    for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++) {
+        convsel_record r;
+        make_record(&r, rows[i].base);
+        r.threads = rows[i].threads;
+        r.fingerprint = rows[i].fingerprint;
+        snprintf(r.primitive, sizeof r.primitive, "%s", rows[i].primitive);
+        if (i == 1)
+            snprintf(r.problem.name, sizeof r.problem.name, "second_name");
+        r.median_ms = r.min_ms * rows[i].ratio;
+        r.p90_ms = r.median_ms * 1.5;
+        CHECK_EQ(convsel_dataset_append(ds, &r), CONVSEL_OK);
+    }
+    convsel_problem *problems = NULL;
+    int *threads = NULL;
+    size_t n = 99, elsewhere = 99;
+    CHECK_EQ(convsel_dataset_disturbed(ds, 3.0, fp, &problems, &threads, &n, &elsewhere), CONVSEL_OK);
+    CHECK_EQ(n, 2);
+    CHECK_EQ(elsewhere, 1);
+    if (n == 2 && problems && threads) {
+        convsel_record a, c;
+        make_record(&a, 0);
+        make_record(&c, 4);
+        CHECK(strcmp(problems[0].name, a.problem.name) == 0); /* the configuration's first record's */
+        CHECK(memcmp(&problems[0], &a.problem, sizeof a.problem) == 0);
+        CHECK_EQ(threads[0], 1);
+        CHECK(memcmp(&problems[1], &c.problem, sizeof c.problem) == 0);
+        CHECK_EQ(threads[1], 3);
+    }
+    free(problems);
+    free(threads);
+    /* Any CPU: D too. */
+    CHECK_EQ(convsel_dataset_disturbed(ds, 3.0, NULL, &problems, &threads, &n, &elsewhere), CONVSEL_OK);
+    CHECK_EQ(n, 3);
+    CHECK_EQ(elsewhere, 0);
+    CHECK(n == 3 && threads && threads[2] == 4);
+    free(problems);
+    free(threads);
+    /* The ratio is strict: A's 3.5 is not over 3.5, B's 2.9 is over 2.8. */
+    CHECK_EQ(convsel_dataset_disturbed(ds, 3.5, fp, &problems, &threads, &n, NULL), CONVSEL_OK);
+    CHECK_EQ(n, 1);
+    CHECK(n == 1 && threads && threads[0] == 3);
+    free(problems);
+    free(threads);
+    CHECK_EQ(convsel_dataset_disturbed(ds, 2.8, fp, &problems, &threads, &n, NULL), CONVSEL_OK);
+    CHECK_EQ(n, 3);
+    free(problems);
+    free(threads);
+    CHECK_EQ(convsel_dataset_disturbed(ds, 1e6, fp, &problems, &threads, &n, &elsewhere), CONVSEL_OK);
+    CHECK(n == 0 && problems == NULL && threads == NULL && elsewhere == 0);
+    CHECK_EQ(convsel_dataset_disturbed(ds, -1.0, fp, &problems, &threads, &n, NULL), CONVSEL_INVALID_ARGUMENT);
+    CHECK_EQ(convsel_dataset_disturbed(ds, NAN, fp, &problems, &threads, &n, NULL), CONVSEL_INVALID_ARGUMENT);
+    CHECK(strstr(convsel_last_error(), "ratio") != NULL);
+    convsel_dataset_destroy(ds);
+}
+
 static void test_real_fingerprint(void)
 {
     convsel_fingerprint fp, again;
@@ -569,6 +651,7 @@ int main(void)
     test_foreign();
     test_resume(path, &fp, ends);
     test_merge_split(path, &fp);
+    test_disturbed(&fp);
     test_real_fingerprint();
 
     char cmd[600];

@@ -148,8 +148,9 @@ static void info_text(FILE *out, const char *path, const convsel_dataset *ds, co
     }
     if (s->disturbed)
         fprintf(out, "  disturbed: %zu convolution record(s) with a median over %g x their minimum (more than half "
-                     "their runs slowed by something else)\n",
-                s->disturbed, CONVSEL_DISTURBED_RATIO);
+                     "their runs slowed by something else); measure them again on this machine with "
+                     "'convsel profile --redo %s -o REDO' and merge REDO first\n",
+                s->disturbed, CONVSEL_DISTURBED_RATIO, path);
     if (convsel_dataset_warning(ds)[0])
         fprintf(out, "  warning: %s\n", convsel_dataset_warning(ds));
 }

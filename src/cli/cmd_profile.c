@@ -17,6 +17,7 @@ static void usage(FILE *out)
             "                       [--mb LIST] [--threads LIST] [--primitives LIST] [--max-time-s S]\n"
             "                       [--budget-s S] [--shard I/N] [--resume | --force] [--no-reorders]\n"
             "                       [--quiet] -o FILE\n"
+            "       convsel profile --redo FILE [--redo-ratio R] [--threads LIST] [options] -o OUT\n"
             "\n"
             "Measures every selected primitive on each configuration (a layer shape at a thread\n"
             "count), interleaved, plus the reorders between the layouts they use, and appends the\n"
@@ -32,6 +33,8 @@ static void usage(FILE *out)
             "  --primitives LIST  primitives or families to measure (default: all but the reference)\n"
             "  --max-time-s S     timing cap per configuration measurement (default 2)\n"
             "  --warmup-s S       warm-up per primitive before timing (default 0.05)\n"
+            "  --retry-ratio R    measure a configuration once more when a median comes out over R x\n"
+            "                     its minimum, keep the less disturbed one (default 3; 0: never)\n"
             "  --budget-s S       stop before a configuration that would end past S seconds\n"
             "  --shard I/N        only this shard (0 <= I < N) of the configurations, chosen by a hash\n"
             "                     of the layer descriptor: stable whatever the order of the inputs\n"
@@ -39,6 +42,13 @@ static void usage(FILE *out)
             "  --force            replace FILE if it exists (default: refuse)\n"
             "  --no-reorders      do not time reorders\n"
             "  --quiet            no progress on stderr\n"
+            "  --redo FILE        measure again, each at its own thread count, the configurations of\n"
+            "                     FILE (measured on this CPU and cap) that have a convolution record\n"
+            "                     whose median is over R x its minimum: disturbed by other load. With\n"
+            "                     --threads, only those thread counts; reorders are timed when FILE has\n"
+            "                     any. Then 'convsel dataset merge -o CLEAN OUT FILE' puts the new\n"
+            "                     records in place of the old (merge keeps the first)\n"
+            "  --redo-ratio R     (default 3)\n"
             "\n"
             "Ctrl-C (SIGINT) or SIGTERM stops after the configuration in flight (a second one\n"
             "abandons it), keeps every record written and prints the command that resumes.\n"
@@ -303,6 +313,62 @@ static int add_samples(long n, uint64_t seed, const char **nets, size_t n_nets, 
     return st == CONVSEL_OK ? CLI_OK : cli_fail(CMD, st);
 }
 
+/* The configurations of FILE to measure again (--redo), at the thread counts
+ * in keep (all when n_keep is 0), grouped by thread count in order of first
+ * appearance: each group is one profile run. */
+static int add_redo(const char *path, double ratio, const int *keep, size_t n_keep, struct problem_list *list,
+                    int **threads, int *has_reorders)
+{
+    convsel_dataset *ds;
+    convsel_status st = convsel_dataset_load(path, &ds);
+    if (st != CONVSEL_OK)
+        return cli_fail(CMD, st);
+    if (convsel_dataset_warning(ds)[0])
+        fprintf(stderr, "convsel " CMD ": warning: %s\n", convsel_dataset_warning(ds));
+    convsel_fingerprint cpu;
+    convsel_problem *problems = NULL;
+    int *t = NULL;
+    size_t n = 0, elsewhere = 0;
+    if ((st = convsel_fingerprint_get(&cpu)) == CONVSEL_OK)
+        st = convsel_dataset_disturbed(ds, ratio, &cpu, &problems, &t, &n, &elsewhere);
+    *has_reorders = 0;
+    for (size_t i = 0; i < convsel_dataset_size(ds) && !*has_reorders; i++)
+        *has_reorders = convsel_dataset_record(ds, i)->kind == CONVSEL_RECORD_REORDER;
+    convsel_dataset_destroy(ds);
+    if (st != CONVSEL_OK)
+        return cli_fail(CMD, st);
+    if (elsewhere)
+        fprintf(stderr,
+                "convsel " CMD ": %s: %zu disturbed configuration%s measured on another CPU, ISA cap or library "
+                "version left out (measure them there)\n",
+                path, elsewhere, elsewhere == 1 ? "" : "s");
+    size_t kept = 0;
+    int rc = CLI_OK;
+    *threads = malloc((n ? n : 1) * sizeof **threads);
+    if (!*threads) {
+        fprintf(stderr, "convsel " CMD ": out of memory\n");
+        rc = CLI_FAIL;
+    }
+    for (size_t g = 0; g < n && rc == CLI_OK; g++) {
+        int first_of_group = 1, wanted = n_keep == 0;
+        for (size_t i = 0; i < g; i++)
+            first_of_group &= t[i] != t[g];
+        for (size_t k = 0; k < n_keep; k++)
+            wanted |= keep[k] == t[g];
+        for (size_t i = g; i < n && rc == CLI_OK && first_of_group && wanted; i++) {
+            if (t[i] != t[g])
+                continue;
+            if (!list_push(list, &problems[i]))
+                rc = CLI_FAIL;
+            else
+                (*threads)[kept++] = t[i];
+        }
+    }
+    free(problems);
+    free(t);
+    return rc;
+}
+
 #define MAX_LIST 64
 #define MAX_FILES 256
 
@@ -312,7 +378,8 @@ int cmd_profile(int argc, char **argv)
     size_t n_nets = 0, n_from = 0, n_mb = 0, n_threads = 0;
     int mbs[MAX_LIST], threads[MAX_LIST], quiet = 0, resume_flag = 0, force_flag = 0;
     long n_samples = 0, seed = 1;
-    const char *primitives = NULL;
+    const char *primitives = NULL, *redo = NULL;
+    double redo_ratio = 3.0;
     convsel_profile_options opts;
     convsel_profile_options_default(&opts);
 
@@ -325,7 +392,8 @@ int cmd_profile(int argc, char **argv)
         int takes_value = strcmp(a, "--net") == 0 || strcmp(a, "--sample") == 0 || strcmp(a, "--sample-from") == 0 ||
                           strcmp(a, "--seed") == 0 || strcmp(a, "--mb") == 0 || strcmp(a, "--threads") == 0 ||
                           strcmp(a, "--primitives") == 0 || strcmp(a, "--max-time-s") == 0 || strcmp(a, "--warmup-s") == 0 ||
-                          strcmp(a, "--budget-s") == 0 || strcmp(a, "--shard") == 0 || strcmp(a, "-o") == 0;
+                          strcmp(a, "--budget-s") == 0 || strcmp(a, "--shard") == 0 || strcmp(a, "-o") == 0 ||
+                          strcmp(a, "--redo") == 0 || strcmp(a, "--redo-ratio") == 0 || strcmp(a, "--retry-ratio") == 0;
         if (takes_value && !(v = cli_value(CMD, argc, argv, &i)))
             return CLI_USAGE;
         if (strcmp(a, "--net") == 0 || strcmp(a, "--sample-from") == 0) {
@@ -365,6 +433,18 @@ int cmd_profile(int argc, char **argv)
                 return CLI_USAGE;
         } else if (strcmp(a, "-o") == 0) {
             output = v;
+        } else if (strcmp(a, "--retry-ratio") == 0) {
+            if (!cli_parse_double(CMD, a, v, 0.0, 1e6, &opts.timing.retry_ratio))
+                return CLI_USAGE;
+            if (opts.timing.retry_ratio > 0.0 && opts.timing.retry_ratio < 1.0) {
+                fprintf(stderr, "convsel " CMD ": --retry-ratio must be 0 (never) or at least 1 (got %s)\n", v);
+                return CLI_USAGE;
+            }
+        } else if (strcmp(a, "--redo") == 0) {
+            redo = v;
+        } else if (strcmp(a, "--redo-ratio") == 0) {
+            if (!cli_parse_double(CMD, a, v, 0.0, 1e6, &redo_ratio))
+                return CLI_USAGE;
         } else if (strcmp(a, "--resume") == 0) {
             resume_flag = 1;
         } else if (strcmp(a, "--force") == 0) {
@@ -382,8 +462,16 @@ int cmd_profile(int argc, char **argv)
         fprintf(stderr, "convsel " CMD ": -o FILE is required\n");
         return CLI_USAGE;
     }
-    if (n_nets == 0 && n_samples == 0) {
-        fprintf(stderr, "convsel " CMD ": nothing to profile: give --net FILE and/or --sample N\n");
+    if (redo && (n_nets || n_samples)) {
+        fprintf(stderr, "convsel " CMD ": --redo takes its configurations from its file: no --net or --sample\n");
+        return CLI_USAGE;
+    }
+    if (redo && opts.shard_count > 1) {
+        fprintf(stderr, "convsel " CMD ": --redo measures one file's few configurations: no --shard\n");
+        return CLI_USAGE;
+    }
+    if (!redo && n_nets == 0 && n_samples == 0) {
+        fprintf(stderr, "convsel " CMD ": nothing to profile: give --net FILE and/or --sample N (or --redo FILE)\n");
         return CLI_USAGE;
     }
     if (resume_flag && force_flag) {
@@ -406,20 +494,38 @@ int cmd_profile(int argc, char **argv)
     }
 
     struct problem_list list = {0};
+    int *redo_threads = NULL, redo_reorders = 0;
     int rc = CLI_OK;
     for (size_t i = 0; i < n_nets && rc == CLI_OK; i++)
         for (size_t m = 0; m < (n_mb ? n_mb : 1) && rc == CLI_OK; m++)
             rc = add_network(nets[i], n_mb ? mbs[m] : 0, &list);
     if (rc == CLI_OK && n_samples > 0)
         rc = add_samples(n_samples, (uint64_t)seed, nets, n_nets, from, n_from, &list);
+    if (rc == CLI_OK && redo)
+        rc = add_redo(redo, redo_ratio, threads, n_threads, &list, &redo_threads, &redo_reorders);
+    if (rc == CLI_OK && redo && list.count == 0) {
+        fprintf(stderr, "convsel " CMD ": %s: no configuration with a median over %g x its minimum%s: nothing to "
+                        "measure again, %s not written\n",
+                redo, redo_ratio, n_threads ? " at those thread counts" : "", output);
+        free(list.items);
+        free(redo_threads);
+        free(selected);
+        return CLI_OK;
+    }
     if (rc != CLI_OK) {
         free(list.items);
+        free(redo_threads);
         free(selected);
         return rc;
     }
+    if (redo) {
+        opts.reorders &= redo_reorders;
+        if (!quiet)
+            fprintf(stderr, "convsel " CMD ": measuring again %zu configuration%s of %s (a median over %g x its "
+                            "minimum)%s\n",
+                    list.count, list.count == 1 ? "" : "s", redo, redo_ratio, opts.reorders ? ", with reorders" : "");
+    }
 
-    opts.threads = n_threads ? threads : NULL;
-    opts.n_threads = n_threads;
     struct progress_state ps = {.tty = isatty(STDERR_FILENO), .quiet = quiet, .last_line = 0.0};
     opts.progress = on_progress;
     opts.progress_ctx = &ps;
@@ -440,28 +546,71 @@ int cmd_profile(int argc, char **argv)
     sigaction(SIGINT, &sa, &old_int);
     sigaction(SIGTERM, &sa, &old_term);
 
+    /* One run, or with --redo one per thread count (each configuration at its
+     * own), the later ones appending to the file the first one opened; the
+     * budget is the whole command's. */
     convsel_profile_result res;
-    const double t0 = cli_now();
-    convsel_status st = convsel_profile_run(list.items, list.count, &opts, output, &res);
+    memset(&res, 0, sizeof res);
+    const double t0 = cli_now(), budget = opts.budget_s;
+    convsel_status st = CONVSEL_OK;
+    size_t first = 0;
+    do {
+        convsel_problem *items = list.items;
+        size_t n = list.count;
+        int t = 0;
+        if (redo) {
+            t = redo_threads[first];
+            n = 0;
+            while (first + n < list.count && redo_threads[first + n] == t)
+                n++;
+            items = &list.items[first];
+            opts.threads = &t;
+            opts.n_threads = 1;
+            if (first > 0)
+                opts.mode = CONVSEL_WRITE_RESUME;
+            if (budget > 0.0) {
+                const double left = budget - (cli_now() - t0);
+                opts.budget_s = left > 1e-9 ? left : 1e-9;
+            }
+        } else {
+            opts.threads = n_threads ? threads : NULL;
+            opts.n_threads = n_threads;
+        }
+        convsel_profile_result part;
+        st = convsel_profile_run(items, n, &opts, output, &part);
+        res.configs += part.configs;
+        res.in_shard += part.in_shard;
+        res.skipped += part.skipped;
+        res.done += part.done;
+        res.failed += part.failed;
+        res.records += part.records;
+        res.retried += part.retried;
+        res.budget_reached |= part.budget_reached;
+        res.interrupted |= part.interrupted;
+        first += n;
+    } while (redo && st == CONVSEL_OK && !res.budget_reached && !res.interrupted && first < list.count);
     const double elapsed = cli_now() - t0;
     sigaction(SIGINT, &old_int, NULL);
     sigaction(SIGTERM, &old_term, NULL);
     if (ps.tty && !quiet)
         fprintf(stderr, "\r\033[K");
+    size_t listed = list.count;
     free(list.items);
+    free(redo_threads);
     free(selected);
 
     if (st != CONVSEL_OK && st != CONVSEL_INTERRUPTED)
         return cli_fail(CMD, st);
     if (!quiet || res.interrupted || res.budget_reached || res.failed)
         fprintf(stderr,
-                "convsel profile: %zu configurations profiled (%zu records) in %.1f s into %s; %zu already there, "
-                "%zu failed, %zu in this shard of %zu\n",
-                res.done, res.records, elapsed, output, res.skipped, res.failed, res.in_shard, res.configs);
+                "convsel profile: %zu configurations profiled (%zu records, %zu measured twice) in %.1f s into %s; "
+                "%zu already there, %zu failed, %zu in this shard of %zu\n",
+                res.done, res.records, res.retried, elapsed, output, res.skipped, res.failed, res.in_shard,
+                res.configs);
     if (res.interrupted || res.budget_reached) {
         fprintf(stderr, "convsel profile: %s with %zu configurations left; resume with:\n  %s\n",
                 res.interrupted ? "interrupted" : "budget reached",
-                res.in_shard - res.skipped - res.done - res.failed, resume);
+                (redo ? listed : res.in_shard) - res.skipped - res.done - res.failed, resume);
         return res.interrupted ? CLI_FAIL : CLI_OK;
     }
     if (res.failed) {
@@ -469,5 +618,9 @@ int cmd_profile(int argc, char **argv)
                 res.failed, resume);
         return CLI_FAIL;
     }
+    if (redo && !quiet)
+        fprintf(stderr, "convsel profile: to put the new records in place of the old ones:\n  convsel dataset merge -o "
+                        "CLEAN.msgpack %s %s\n",
+                output, redo);
     return CLI_OK;
 }
