@@ -209,7 +209,11 @@ convsel_isa convsel_get_isa(void);
  * For a program's main(), before anything else: applies an ISA cap to the
  * whole process, OpenBLAS included. The cap comes from an option "--isa X" or
  * "--isa=X" anywhere in argv (before "--"; the last one wins), else from the
- * environment variable CONVSEL_ISA; with neither, nothing happens. The cap is
+ * environment variable CONVSEL_ISA. With neither, only one thing can happen:
+ * when OpenBLAS did not recognise this CPU and fell back to pre-AVX2 kernels
+ * on an AVX2 or AVX-512 CPU (and OPENBLAS_CORETYPE is unset), the program
+ * re-executes itself once with OPENBLAS_CORETYPE set to the core this CPU's
+ * ISA runs (SkylakeX, Haswell), as below; else nothing happens. The cap is
  * exported as CONVSEL_ISA, and OPENBLAS_CORETYPE is set to the OpenBLAS core
  * that uses nothing above it (avx512 → SkylakeX, avx2 → Haswell, sse41 and
  * scalar → Nehalem, from min(cap, this CPU)). OpenBLAS reads that variable

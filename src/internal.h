@@ -26,6 +26,9 @@ void convsel_error_clear(void);
 void convsel_isa_init_from_env(void);
 /* Marks that a backend was initialised, after which the ISA can no longer change. */
 void convsel_isa_lock(void);
+/* The OpenBLAS core to run instead of `core` on a CPU whose ISA is `cpu`, when
+ * `core` is a pre-AVX2 fallback on an AVX2 or AVX-512 CPU; else NULL. */
+const char *convsel_openblas_core_upgrade(convsel_isa cpu, const char *core);
 
 /* Sets OpenMP's and OpenBLAS's thread counts for the next call. */
 void convsel_threads_set(int threads);

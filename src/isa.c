@@ -120,6 +120,24 @@ static const char *openblas_coretype(convsel_isa isa)
     }
 }
 
+/* The kernels OpenBLAS chose fall short of this CPU when they are one of its
+ * pre-AVX2 cores on a CPU with AVX2 or more: a CPU its detection does not know
+ * yet gets its generic fallback (OpenBLAS 0.3.21 runs Prescott's SSE3 kernels
+ * on a recent Xeon, 3x slower on a 1x1 convolution than SkylakeX's,
+ * docs/transfer.md). Returns the core to run instead (the one a cap at this
+ * CPU's ISA asks for), or NULL when OpenBLAS's choice stands: an AVX2 or
+ * AVX-512 core on such a CPU is OpenBLAS's own, deliberate pick. */
+const char *convsel_openblas_core_upgrade(convsel_isa cpu, const char *core)
+{
+    static const char *const capable[] = {"Haswell", "Zen", "SkylakeX", "Cooperlake", "SapphireRapids"};
+    if (cpu < CONVSEL_ISA_AVX2 || !core)
+        return NULL;
+    for (size_t i = 0; i < sizeof capable / sizeof capable[0]; i++)
+        if (strcasecmp(core, capable[i]) == 0)
+            return NULL;
+    return openblas_coretype(cpu);
+}
+
 /* Set in the environment of the re-executed process, so that a core type
  * OpenBLAS ignores cannot make the process re-execute itself forever. */
 #define REEXEC_MARK "CONVSEL_ISA_REEXECUTED"
@@ -130,6 +148,28 @@ static void argv_remove(int *argc, char **argv, int i, int n)
     for (int j = i; j + n <= *argc; j++)
         argv[j] = argv[j + n];
     *argc -= n;
+}
+
+/* No cap asked: only when OpenBLAS fell back to kernels below this CPU (and
+ * the user did not choose them with OPENBLAS_CORETYPE), re-execute with the
+ * right ones. */
+static convsel_status upgrade_openblas(char **argv)
+{
+    const int reexecuted = getenv(REEXEC_MARK) != NULL;
+    unsetenv(REEXEC_MARK);
+    const char *want = convsel_openblas_core_upgrade(isa_detected(), openblas_get_corename());
+    if (!want || reexecuted || getenv("OPENBLAS_CORETYPE"))
+        return CONVSEL_OK;
+    if (setenv("OPENBLAS_CORETYPE", want, 1) != 0 || setenv(REEXEC_MARK, "1", 1) != 0)
+        return convsel_error(CONVSEL_BACKEND_ERROR, "cannot set the environment: %s", strerror(errno));
+    execv("/proc/self/exe", argv);
+    const int err = errno;
+    unsetenv(REEXEC_MARK);
+    unsetenv("OPENBLAS_CORETYPE");
+    return convsel_error(CONVSEL_BACKEND_ERROR,
+                         "OpenBLAS runs its %s kernels on this CPU, and re-executing with %s failed (%s): "
+                         "set OPENBLAS_CORETYPE=%s",
+                         openblas_get_corename(), want, strerror(err), want);
 }
 
 convsel_status convsel_isa_prepare_process(int *argc, char **argv)
@@ -151,7 +191,7 @@ convsel_status convsel_isa_prepare_process(int *argc, char **argv)
     if (!value) {
         value = getenv("CONVSEL_ISA");
         if (!value || !*value)
-            return CONVSEL_OK;
+            return upgrade_openblas(argv);
     }
     convsel_isa cap;
     if (convsel_isa_parse(value, &cap) != CONVSEL_OK)

@@ -56,4 +56,18 @@ if grep -qw avx512f /proc/cpuinfo; then
     version_has --isa avx512 -- "openblas core: skylakex"
 fi
 
+# No cap: OpenBLAS keeps its own choice, unless it fell back to pre-AVX2
+# kernels on an AVX2 CPU (OpenBLAS 0.3.21 on a Xeon it does not know: Prescott),
+# which convsel replaces; a core the user sets stays.
+if grep -qw avx2 /proc/cpuinfo && grep -qw fma /proc/cpuinfo; then
+    "$convsel" --version >"$tmp/out" 2>&1 || fail "--version exited $?"
+    core=$(sed -n 's/^openblas core: //p' "$tmp/out")
+    case ${core,,} in
+    haswell | zen | skylakex | cooperlake | sapphirerapids) ;;
+    *) fail "no cap on an AVX2 CPU: OpenBLAS runs '$core' kernels" ;;
+    esac
+    OPENBLAS_CORETYPE=Nehalem "$convsel" --version >"$tmp/out" 2>&1 || fail "--version exited $?"
+    grep -qix "openblas core: nehalem" "$tmp/out" || fail "OPENBLAS_CORETYPE=Nehalem not kept: $(tr '\n' '|' <"$tmp/out")"
+fi
+
 finish cli_isa

@@ -8,11 +8,33 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../src/internal.h"
 #include "check.h"
 #include "convsel.h"
 
+/* Which OpenBLAS choices are fallbacks to replace: pre-AVX2 cores on an AVX2
+ * or AVX-512 CPU (a CPU OpenBLAS does not know yet); OpenBLAS's own AVX2 and
+ * AVX-512 picks, and anything on an older CPU, stand. */
+static void test_core_upgrade(void)
+{
+    CHECK_STR(convsel_openblas_core_upgrade(CONVSEL_ISA_AVX512, "Prescott"), "SkylakeX");
+    CHECK_STR(convsel_openblas_core_upgrade(CONVSEL_ISA_AVX512, "Nehalem"), "SkylakeX");
+    CHECK_STR(convsel_openblas_core_upgrade(CONVSEL_ISA_AVX512, "Sandybridge"), "SkylakeX");
+    CHECK_STR(convsel_openblas_core_upgrade(CONVSEL_ISA_AVX2, "Prescott"), "Haswell");
+    CHECK_STR(convsel_openblas_core_upgrade(CONVSEL_ISA_AVX2, "Core2"), "Haswell");
+    CHECK(convsel_openblas_core_upgrade(CONVSEL_ISA_AVX512, "SkylakeX") == NULL);
+    CHECK(convsel_openblas_core_upgrade(CONVSEL_ISA_AVX512, "cooperlake") == NULL); /* any case */
+    CHECK(convsel_openblas_core_upgrade(CONVSEL_ISA_AVX512, "Zen") == NULL);
+    CHECK(convsel_openblas_core_upgrade(CONVSEL_ISA_AVX512, "Haswell") == NULL);
+    CHECK(convsel_openblas_core_upgrade(CONVSEL_ISA_AVX2, "SapphireRapids") == NULL);
+    CHECK(convsel_openblas_core_upgrade(CONVSEL_ISA_SSE41, "Prescott") == NULL);
+    CHECK(convsel_openblas_core_upgrade(CONVSEL_ISA_SCALAR, "Prescott") == NULL);
+    CHECK(convsel_openblas_core_upgrade(CONVSEL_ISA_AVX512, NULL) == NULL);
+}
+
 int main(void)
 {
+    test_core_upgrade();
     unsetenv("CONVSEL_ISA");
     setenv("OPENBLAS_CORETYPE", "Nehalem", 1);
 
