@@ -150,26 +150,42 @@ static void argv_remove(int *argc, char **argv, int i, int n)
     *argc -= n;
 }
 
+/* 1 when this image is the re-executed one; the mark is taken out of the
+ * environment either way, so that no child inherits it. */
+static int take_reexec_mark(void)
+{
+    const int reexecuted = getenv(REEXEC_MARK) != NULL;
+    unsetenv(REEXEC_MARK);
+    return reexecuted;
+}
+
+/* OpenBLAS chose its kernels when it was loaded, before main(): only a fresh
+ * image of this program sees a new OPENBLAS_CORETYPE. Returns only when
+ * execv failed. */
+static convsel_status reexecute(char **argv)
+{
+    setenv(REEXEC_MARK, "1", 1);
+    execv("/proc/self/exe", argv);
+    const int err = errno;
+    unsetenv(REEXEC_MARK);
+    return convsel_error(CONVSEL_BACKEND_ERROR, "cannot re-execute /proc/self/exe (%s): OpenBLAS keeps its %s kernels",
+                         strerror(err), openblas_get_corename());
+}
+
 /* No cap asked: only when OpenBLAS fell back to kernels below this CPU (and
  * the user did not choose them with OPENBLAS_CORETYPE), re-execute with the
  * right ones. */
 static convsel_status upgrade_openblas(char **argv)
 {
-    const int reexecuted = getenv(REEXEC_MARK) != NULL;
-    unsetenv(REEXEC_MARK);
+    const int reexecuted = take_reexec_mark();
     const char *want = convsel_openblas_core_upgrade(isa_detected(), openblas_get_corename());
     if (!want || reexecuted || getenv("OPENBLAS_CORETYPE"))
         return CONVSEL_OK;
-    if (setenv("OPENBLAS_CORETYPE", want, 1) != 0 || setenv(REEXEC_MARK, "1", 1) != 0)
+    if (setenv("OPENBLAS_CORETYPE", want, 1) != 0)
         return convsel_error(CONVSEL_BACKEND_ERROR, "cannot set the environment: %s", strerror(errno));
-    execv("/proc/self/exe", argv);
-    const int err = errno;
-    unsetenv(REEXEC_MARK);
+    convsel_status st = reexecute(argv);
     unsetenv("OPENBLAS_CORETYPE");
-    return convsel_error(CONVSEL_BACKEND_ERROR,
-                         "OpenBLAS runs its %s kernels on this CPU, and re-executing with %s failed (%s): "
-                         "set OPENBLAS_CORETYPE=%s",
-                         openblas_get_corename(), want, strerror(err), want);
+    return st;
 }
 
 convsel_status convsel_isa_prepare_process(int *argc, char **argv)
@@ -200,22 +216,10 @@ convsel_status convsel_isa_prepare_process(int *argc, char **argv)
     const char *want = openblas_coretype(cap < isa_detected() ? cap : isa_detected());
     const char *have = getenv("OPENBLAS_CORETYPE");
     const int stale = !have || strcasecmp(have, want) != 0;
-    const int reexecuted = getenv(REEXEC_MARK) != NULL;
-    unsetenv(REEXEC_MARK);
-    convsel_status reexec_status = CONVSEL_OK;
+    const int reexecuted = take_reexec_mark();
     if (setenv("CONVSEL_ISA", convsel_isa_name(cap), 1) != 0 || setenv("OPENBLAS_CORETYPE", want, 1) != 0)
         return convsel_error(CONVSEL_BACKEND_ERROR, "cannot set the environment: %s", strerror(errno));
-    if (stale && !reexecuted) {
-        /* OpenBLAS chose its kernels when it was loaded, before main(): only
-         * a fresh image of this program sees the new OPENBLAS_CORETYPE. */
-        setenv(REEXEC_MARK, "1", 1);
-        execv("/proc/self/exe", argv);
-        const int err = errno;
-        unsetenv(REEXEC_MARK);
-        reexec_status = convsel_error(CONVSEL_BACKEND_ERROR,
-                                      "cannot re-execute /proc/self/exe (%s): OpenBLAS keeps its %s kernels",
-                                      strerror(err), openblas_get_corename());
-    }
+    const convsel_status reexec_status = stale && !reexecuted ? reexecute(argv) : CONVSEL_OK;
 
     for (int i = 1; i < *argc && argv[i];) {
         if (strcmp(argv[i], "--") == 0)
