@@ -977,6 +977,13 @@ convsel_status convsel_model_cv_predictions(const convsel_dataset *const *sets, 
                                             convsel_statistic truth, convsel_prediction_fn fn, void *user,
                                             convsel_metrics *metrics);
 
+/* As convsel_model_eval_against (as_selector: as convsel_model_eval_as_selector),
+ * and fn is called once for every scored record with its truth statistic and
+ * the model's prediction (convsel eval --predictions without --cv). */
+convsel_status convsel_model_eval_predictions(const convsel_model *model, const convsel_dataset *const *sets,
+                                              size_t n, int as_selector, convsel_statistic truth,
+                                              convsel_prediction_fn fn, void *user, convsel_metrics *metrics);
+
 /* ---------------------------------------------------------------- selection with a model */
 
 /*

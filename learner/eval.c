@@ -242,24 +242,32 @@ static void price_as_selector(const convsel_model *model, const convsel_table *t
 }
 
 static convsel_status eval(const convsel_model *model, const convsel_dataset *const *sets, size_t n,
-                           int as_selector, int truth, convsel_metrics *metrics);
+                           int as_selector, int truth, convsel_prediction_fn fn, void *user,
+                           convsel_metrics *metrics);
 
 convsel_status convsel_model_eval(const convsel_model *model, const convsel_dataset *const *sets, size_t n,
                                   convsel_metrics *metrics)
 {
-    return eval(model, sets, n, 0, -1, metrics);
+    return eval(model, sets, n, 0, -1, NULL, NULL, metrics);
 }
 
 convsel_status convsel_model_eval_as_selector(const convsel_model *model, const convsel_dataset *const *sets, size_t n,
                                               convsel_metrics *metrics)
 {
-    return eval(model, sets, n, 1, -1, metrics);
+    return eval(model, sets, n, 1, -1, NULL, NULL, metrics);
 }
 
 convsel_status convsel_model_eval_against(const convsel_model *model, const convsel_dataset *const *sets, size_t n,
                                           convsel_statistic truth, convsel_metrics *metrics)
 {
-    return eval(model, sets, n, 0, (int)truth, metrics);
+    return eval(model, sets, n, 0, (int)truth, NULL, NULL, metrics);
+}
+
+convsel_status convsel_model_eval_predictions(const convsel_model *model, const convsel_dataset *const *sets,
+                                              size_t n, int as_selector, convsel_statistic truth,
+                                              convsel_prediction_fn fn, void *user, convsel_metrics *metrics)
+{
+    return eval(model, sets, n, as_selector != 0, (int)truth, fn, user, metrics);
 }
 
 static int valid_truth(int truth)
@@ -278,7 +286,8 @@ static void rescore(convsel_table *t, int truth)
 }
 
 static convsel_status eval(const convsel_model *model, const convsel_dataset *const *sets, size_t n,
-                           int as_selector, int truth, convsel_metrics *metrics)
+                           int as_selector, int truth, convsel_prediction_fn fn, void *user,
+                           convsel_metrics *metrics)
 {
     if (!model || !metrics || (n && !sets))
         return convsel_error(CONVSEL_INVALID_ARGUMENT, "NULL argument");
@@ -299,6 +308,9 @@ static convsel_status eval(const convsel_model *model, const convsel_dataset *co
     rescore(&t, truth);
     if (st == CONVSEL_OK)
         st = convsel_metrics_compute(t.n, t.layer, t.primitive, t.ms, pred, t.dispatcher, metrics);
+    for (size_t i = 0; st == CONVSEL_OK && fn && i < t.n; i++)
+        if (!isnan(pred[i]))
+            fn(t.records[i], t.ms[i], pred[i], user);
     free(pred);
     convsel_table_free(&t);
     return st;

@@ -67,8 +67,20 @@ rows=$(($(wc -l <"$tmp/pred.csv") - 1))
 awk -F, -v m="$cv_mape" 'NR > 1 { d = $6 - $5; s += (d < 0 ? -d : d) / $5; n++ }
     END { r = s / n; exit !(n > 0 && (r - m < 1e-4 * m) && (m - r < 1e-4 * m)) }' "$tmp/pred.csv" ||
     fail "--predictions' MAPE is not the metrics' ($cv_mape)"
-expect_rc 2 eval --model "$tmp/model.msgpack" --predictions "$tmp/p2.csv" "$tmp/data.msgpack"
-grep -q "goes with --cv" "$tmp/err" || fail "--predictions without --cv: $(cat "$tmp/err")"
+# Without --cv: the model's prediction of every scored record, again the metrics' MAPE.
+expect_rc 0 eval --model "$tmp/model.msgpack" --predictions "$tmp/p2.csv" --json "$tmp/data.msgpack"
+n_rec=$(sed -n 's/.*"n_records": \([0-9]*\).*/\1/p' "$tmp/out")
+mape=$(sed -n 's/.*"mape": \([-0-9.e]*\).*/\1/p' "$tmp/out")
+rows=$(($(wc -l <"$tmp/p2.csv") - 1))
+[ -n "$n_rec" ] && [ "$rows" -eq "$n_rec" ] || fail "eval --predictions wrote $rows rows for $n_rec records"
+awk -F, -v m="$mape" 'NR > 1 { d = $6 - $5; s += (d < 0 ? -d : d) / $5; n++ }
+    END { r = s / n; exit !(n > 0 && (r - m < 1e-4 * m) && (m - r < 1e-4 * m)) }' "$tmp/p2.csv" ||
+    fail "eval --predictions' MAPE is not the metrics' ($mape)"
+expect_rc 0 eval --model "$tmp/model.msgpack" --as-selector --json "$tmp/data.msgpack"
+expect_rc 2 eval --cv random --as-selector "$tmp/data.msgpack"
+grep -q "goes without --cv" "$tmp/err" || fail "--as-selector with --cv: $(cat "$tmp/err")"
+expect_rc 1 eval --model "$tmp/model.msgpack" --predictions "$tmp/no/such/dir.csv" "$tmp/data.msgpack"
+[ -e "$tmp/no/such/dir.csv" ] && fail "a failed eval left a predictions file"
 expect_rc 1 eval --cv random --params trees=5 --predictions "$tmp/no/such/dir.csv" "$tmp/data.msgpack"
 grep -q "$tmp/no/such/dir.csv" "$tmp/err" || fail "unwritable --predictions not named: $(cat "$tmp/err")"
 expect_rc 2 eval --model "$tmp/model.msgpack"

@@ -11,7 +11,8 @@ static void usage(FILE *out)
 {
     fprintf(out,
             "usage: convsel eval [--model M] [--cv by-network|random] [--params LIST] [--seed S]\n"
-            "                    [--truth median|p10|min] [--predictions CSV] [--json] DATA...\n"
+            "                    [--truth median|p10|min] [--as-selector] [--predictions CSV] [--json]\n"
+            "                    DATA...\n"
             "\n"
             "Evaluates a model on the conv records of the datasets, or with --cv trains and tests on\n"
             "splits of them: 'random' holds out 20%% of the layers, 'by-network' each network in turn\n"
@@ -24,8 +25,11 @@ static void usage(FILE *out)
             "\n"
             "  --truth STAT  score against this statistic of the measurements instead of the one the\n"
             "                model learns (training is unchanged)\n"
-            "  --predictions CSV  (with --cv) writes every held-out record's prediction: name, desc,\n"
-            "                threads, primitive, measured_ms (the statistic scored against), predicted_ms\n"
+            "  --as-selector (without --cv) price records measured on this CPU as `convsel select`\n"
+            "                does: as the primitive whose kernel they run here\n"
+            "  --predictions CSV  writes every scored (with --cv: held-out) record's prediction: name,\n"
+            "                desc, threads, primitive, measured_ms (the statistic scored against),\n"
+            "                predicted_ms\n"
             "  --json        one JSON object; shares are fractions (0.05 = 5%%)\n");
 }
 
@@ -37,7 +41,7 @@ static void json_number(const char *key, double v, int last)
         printf("  \"%s\": null%s\n", key, last ? "" : ",");
 }
 
-/* One CSV row per held-out record (--predictions). */
+/* One CSV row per scored record (--predictions). */
 static void write_prediction(const convsel_record *r, double measured_ms, double predicted_ms, void *user)
 {
     char desc[512];
@@ -54,7 +58,7 @@ int cmd_eval(int argc, char **argv)
     const char **files = calloc((size_t)argc, sizeof *files);
     size_t n_files = 0;
     long seed = -1;
-    int json = 0, truth = -1, rc = CLI_OK;
+    int json = 0, truth = -1, as_selector = 0, rc = CLI_OK;
     if (!files)
         return CLI_FAIL;
     for (int i = 1; i < argc && rc == CLI_OK; i++) {
@@ -90,6 +94,8 @@ int cmd_eval(int argc, char **argv)
         } else if (strcmp(argv[i], "--predictions") == 0) {
             if (!(predictions = cli_value("eval", argc, argv, &i)))
                 rc = CLI_USAGE;
+        } else if (strcmp(argv[i], "--as-selector") == 0) {
+            as_selector = 1;
         } else if (strcmp(argv[i], "--json") == 0) {
             json = 1;
         } else if (argv[i][0] == '-' && argv[i][1]) {
@@ -108,8 +114,8 @@ int cmd_eval(int argc, char **argv)
         fprintf(stderr, "convsel eval: --params and --seed go with --cv\n");
         rc = CLI_USAGE;
     }
-    if (rc == CLI_OK && !cv && predictions) {
-        fprintf(stderr, "convsel eval: --predictions goes with --cv\n");
+    if (rc == CLI_OK && cv && as_selector) {
+        fprintf(stderr, "convsel eval: --as-selector goes without --cv\n");
         rc = CLI_USAGE;
     }
     if (rc != CLI_OK) {
@@ -131,49 +137,47 @@ int cmd_eval(int argc, char **argv)
             fprintf(stderr, "convsel eval: warning: %s\n", convsel_dataset_warning(sets[i]));
     }
     convsel_metrics m;
+    convsel_train_params params;
+    if (rc == CLI_OK) {
+        if (model)
+            params = *convsel_model_params(model);
+        else
+            convsel_train_params_default(&params);
+        if (cv && params_text && (st = convsel_train_params_parse(params_text, &params)) != CONVSEL_OK)
+            rc = cli_fail("eval", st);
+        if (seed >= 0)
+            params.seed = (uint64_t)seed;
+    }
+    /* Opened before any fold trains, so that a bad path fails at once; a
+     * failed run leaves no file. */
+    FILE *out = NULL;
+    if (rc == CLI_OK && predictions && !(out = fopen(predictions, "w"))) {
+        fprintf(stderr, "convsel eval: cannot write '%s': %s\n", predictions, strerror(errno));
+        rc = CLI_FAIL;
+    }
     if (rc == CLI_OK) {
         const convsel_dataset *const *view = (const convsel_dataset *const *)sets;
+        convsel_statistic against = truth < 0 ? params.statistic : (convsel_statistic)truth;
+        if (out)
+            fprintf(out, "name,desc,threads,primitive,measured_ms,predicted_ms\n");
         if (cv) {
-            convsel_train_params params;
-            if (model)
-                params = *convsel_model_params(model);
-            else
-                convsel_train_params_default(&params);
-            if (params_text && (st = convsel_train_params_parse(params_text, &params)) != CONVSEL_OK)
-                rc = cli_fail("eval", st);
-            if (seed >= 0)
-                params.seed = (uint64_t)seed;
-            if (rc == CLI_OK) {
-                convsel_cv_kind kind = strcmp(cv, "random") == 0 ? CONVSEL_CV_RANDOM : CONVSEL_CV_BY_NETWORK;
-                convsel_statistic against = truth < 0 ? params.statistic : (convsel_statistic)truth;
-                /* Opened before the folds train, so that a bad path fails
-                 * at once; a failed run leaves no file. */
-                FILE *out = predictions ? fopen(predictions, "w") : NULL;
-                if (predictions && !out) {
-                    fprintf(stderr, "convsel eval: cannot write '%s': %s\n", predictions, strerror(errno));
-                    rc = CLI_FAIL;
-                } else {
-                    if (out)
-                        fprintf(out, "name,desc,threads,primitive,measured_ms,predicted_ms\n");
-                    st = convsel_model_cv_predictions(view, n_files, &params, kind, against,
-                                                      out ? write_prediction : NULL, out, &m);
-                    int write_failed = out && fclose(out) != 0;
-                    if (st != CONVSEL_OK) {
-                        rc = cli_fail("eval", st);
-                    } else if (write_failed) {
-                        fprintf(stderr, "convsel eval: writing '%s' failed\n", predictions);
-                        rc = CLI_FAIL;
-                    }
-                    if (out && rc != CLI_OK)
-                        remove(predictions);
-                }
-            }
+            convsel_cv_kind kind = strcmp(cv, "random") == 0 ? CONVSEL_CV_RANDOM : CONVSEL_CV_BY_NETWORK;
+            st = convsel_model_cv_predictions(view, n_files, &params, kind, against, out ? write_prediction : NULL,
+                                              out, &m);
         } else {
-            st = truth < 0 ? convsel_model_eval(model, view, n_files, &m)
-                           : convsel_model_eval_against(model, view, n_files, (convsel_statistic)truth, &m);
-            if (st != CONVSEL_OK)
-                rc = cli_fail("eval", st);
+            st = convsel_model_eval_predictions(model, view, n_files, as_selector, against,
+                                                out ? write_prediction : NULL, out, &m);
         }
+        if (st != CONVSEL_OK)
+            rc = cli_fail("eval", st);
+    }
+    if (out) {
+        if (fclose(out) != 0 && rc == CLI_OK) {
+            fprintf(stderr, "convsel eval: writing '%s' failed\n", predictions);
+            rc = CLI_FAIL;
+        }
+        if (rc != CLI_OK)
+            remove(predictions);
     }
     if (rc == CLI_OK) {
         if (json) {
