@@ -458,7 +458,7 @@ static result run_method(const method *m, const convsel_table *t, const split *s
     }
     fprintf(stderr, "\n");
     r.pred_per_s = speed_sum;
-    if (r.ok && convsel_metrics_compute(t->n, t->layer, t->primitive, t->ms, pred, t->dispatcher, &r.metrics) != CONVSEL_OK)
+    if (r.ok && convsel_metrics_compute(t->n, t->layer, t->primitive, t->ms, pred, t->dispatcher, NULL, &r.metrics) != CONVSEL_OK)
         r.ok = 0;
     free(pred);
     return r;

@@ -88,7 +88,8 @@ static int scored(double measured, double pred)
 }
 
 convsel_status convsel_metrics_compute(size_t n, const size_t *layer, const int32_t *primitive, const double *measured,
-                                       const double *pred, const uint8_t *dispatcher, convsel_metrics *m)
+                                       const double *pred, const uint8_t *dispatcher, const uint8_t *unranked,
+                                       convsel_metrics *m)
 {
     memset(m, 0, sizeof *m);
     primitive_row *rows = malloc((n ? n : 1) * sizeof *rows);
@@ -154,10 +155,14 @@ convsel_status convsel_metrics_compute(size_t n, const size_t *layer, const int3
     for (size_t l = 0; l < groups.n_groups; l++) {
         /* The layer's records by primitive, then record: the order in which
          * entries are taken and ties broken. */
-        size_t j = 0;
+        size_t j = 0, ranked_rows = 0;
         for (size_t g = groups.start[l]; g < groups.start[l + 1]; g++) {
             size_t i = groups.order[g];
-            if (scored(measured[i], pred[i]))
+            ranked_rows += scored(measured[i], pred[i]) && !(unranked && unranked[i]);
+        }
+        for (size_t g = groups.start[l]; g < groups.start[l + 1]; g++) {
+            size_t i = groups.order[g];
+            if (scored(measured[i], pred[i]) && !(ranked_rows && unranked && unranked[i]))
                 rows[j++] = (primitive_row){primitive[i], i};
         }
         qsort(rows, j, sizeof *rows, cmp_primitive_row);
@@ -222,8 +227,10 @@ convsel_status convsel_metrics_compute(size_t n, const size_t *layer, const int3
 }
 
 /* Re-prices the rows measured on this CPU as the selector's cost source
- * prices them (convsel_model_costs_priced_as). */
-static void price_as_selector(const convsel_model *model, const convsel_table *t, double *pred)
+ * prices them (convsel_model_costs_priced_as), and marks in unranked the
+ * rows whose kernel is a library's reference loops, which the selector
+ * leaves out (convsel_select_runs_naive). */
+static void price_as_selector(const convsel_model *model, const convsel_table *t, double *pred, uint8_t *unranked)
 {
     convsel_model_costs mc = {.model = model};
     if (convsel_fingerprint_get(&mc.cpu) != CONVSEL_OK)
@@ -238,6 +245,7 @@ static void price_as_selector(const convsel_model *model, const convsel_table *t
         double ms;
         if (as != c && convsel_model_predict_ms(model, &r->problem, r->threads, as, fp, &ms) == CONVSEL_OK)
             pred[i] = ms;
+        unranked[i] = (uint8_t)convsel_select_runs_naive(c, &r->problem, r->threads);
     }
 }
 
@@ -298,16 +306,20 @@ static convsel_status eval(const convsel_model *model, const convsel_dataset *co
     if (st != CONVSEL_OK)
         return st;
     double *pred = malloc((t.n ? t.n : 1) * sizeof *pred);
-    if (!pred) {
+    uint8_t *unranked = as_selector ? calloc(t.n ? t.n : 1, 1) : NULL;
+    if (!pred || (as_selector && !unranked)) {
+        free(pred);
+        free(unranked);
         convsel_table_free(&t);
         return convsel_error(CONVSEL_OUT_OF_MEMORY, "out of memory");
     }
     st = convsel_model_predict_table(model, &t, NULL, pred);
     if (st == CONVSEL_OK && as_selector)
-        price_as_selector(model, &t, pred);
+        price_as_selector(model, &t, pred, unranked);
     rescore(&t, truth);
     if (st == CONVSEL_OK)
-        st = convsel_metrics_compute(t.n, t.layer, t.primitive, t.ms, pred, t.dispatcher, metrics);
+        st = convsel_metrics_compute(t.n, t.layer, t.primitive, t.ms, pred, t.dispatcher, unranked, metrics);
+    free(unranked);
     for (size_t i = 0; st == CONVSEL_OK && fn && i < t.n; i++)
         if (!isnan(pred[i]))
             fn(t.records[i], t.ms[i], pred[i], user);
@@ -447,7 +459,7 @@ static convsel_status cv(const convsel_dataset *const *sets, size_t n, const con
     }
     rescore(&t, truth);
     if (st == CONVSEL_OK)
-        st = convsel_metrics_compute(t.n, t.layer, t.primitive, t.ms, pred, t.dispatcher, metrics);
+        st = convsel_metrics_compute(t.n, t.layer, t.primitive, t.ms, pred, t.dispatcher, NULL, metrics);
     for (size_t i = 0; st == CONVSEL_OK && fn && i < t.n; i++)
         if (!isnan(pred[i]))
             fn(t.records[i], t.ms[i], pred[i], user);

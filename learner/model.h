@@ -157,9 +157,12 @@ convsel_status convsel_model_predict_table(const convsel_model *model, const con
  * primitive are ids (a primitive repeated within a layer counts once).
  * dispatcher (indexed by primitive id, may be NULL): primitives left out of a
  * layer's ranking (Spearman, top-1, regret) when it has two others; MAPE and
- * within10 still count them. */
+ * within10 still count them. unranked (indexed by row, may be NULL): rows
+ * left out of their layer's ranking when it has another primitive, as the
+ * selector leaves out a kernel that is a library's reference loops. */
 convsel_status convsel_metrics_compute(size_t n, const size_t *layer, const int32_t *primitive, const double *measured,
-                                       const double *pred, const uint8_t *dispatcher, convsel_metrics *metrics);
+                                       const double *pred, const uint8_t *dispatcher, const uint8_t *unranked,
+                                       convsel_metrics *metrics);
 
 /* The statistics' names, indexed by convsel_statistic (model.c). */
 extern const char *const convsel_statistic_names[3];

@@ -333,12 +333,19 @@ static convsel_status onednn_query_layouts(const struct onednn_variant *v, const
                              convsel_onednn_status_str(st));
     if (runs_as) {
         /* oneDNN's only gemm-based forward convolution on x64 is the im2col +
-         * sgemm one ("x64:gemm:jit"), which is what onednn_gemm forces. */
+         * sgemm one ("x64:gemm:jit"), which is what onednn_gemm forces. Where
+         * no optimised kernel applies, oneDNN runs its naive reference loops
+         * ("ref:any"): on grouped layers of 4 channels per group on the
+         * twelfth session's Xeon, 500-1250x slower than the fastest primitive
+         * (docs/selection.md); that is convsel's reference, in kind. */
         const char *impl = NULL;
         *runs_as = NULL;
-        if (v != &variant_gemm && dnnl_primitive_desc_query(pd, dnnl_query_impl_info_str, 0, &impl) == dnnl_success &&
-            impl && strstr(impl, "gemm"))
-            *runs_as = variant_gemm.name;
+        if (dnnl_primitive_desc_query(pd, dnnl_query_impl_info_str, 0, &impl) == dnnl_success && impl) {
+            if (strncmp(impl, "ref", 3) == 0)
+                *runs_as = "reference";
+            else if (v != &variant_gemm && strstr(impl, "gemm"))
+                *runs_as = variant_gemm.name;
+        }
     }
     dnnl_primitive_desc_destroy(pd);
     return CONVSEL_OK;

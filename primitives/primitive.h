@@ -52,7 +52,8 @@ struct convsel_primitive {
      * layouts, as query_layouts, and in *runs_as the name of the catalogue
      * primitive whose kernel the library would run here, or NULL when it is
      * this primitive's own (onednn_direct as oneDNN's im2col + sgemm code is
-     * onednn_gemm's kernel). */
+     * onednn_gemm's kernel; "reference" where the library would run its
+     * naive reference loops). */
     convsel_status (*query_kernel)(const convsel_problem *problem, int threads, convsel_layout *src,
                                    convsel_layout *dst, const char **runs_as);
     convsel_status (*run)(const struct convsel_impl *impl, const float *src, float *dst);

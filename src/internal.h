@@ -42,6 +42,11 @@ int convsel_problem_same_shape(const convsel_problem *a, const convsel_problem *
 int convsel_select_allowed(size_t i, const convsel_problem *p, const convsel_select_options *opts, char *why,
                            size_t size);
 
+/* 1 when primitive i's kernel on p at threads is a library's naive reference
+ * loops (convsel_primitive_runs_as names the reference); the selector takes
+ * such a candidate only where a layer has no other. */
+int convsel_select_runs_naive(size_t i, const convsel_problem *p, int threads);
+
 /* Monotonic time in seconds. */
 double convsel_now(void);
 

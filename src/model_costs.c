@@ -14,7 +14,11 @@ size_t convsel_model_costs_priced_as(const convsel_model_costs *mc, const convse
     size_t as, j;
     if (mc->ignore_runs_as || convsel_primitive_runs_as(primitive, problem, threads, &as) != CONVSEL_OK)
         return primitive;
-    if (as != primitive && convsel_model_primitive_find(mc->model, convsel_primitive_name(as), &j) != CONVSEL_OK)
+    /* A library's reference loops: no model prices them (the selector
+     * leaves such candidates out where it can). */
+    if (as != primitive &&
+        (convsel_primitive_is_reference(as) ||
+         convsel_model_primitive_find(mc->model, convsel_primitive_name(as), &j) != CONVSEL_OK))
         return primitive;
     return as;
 }

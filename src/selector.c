@@ -193,6 +193,7 @@ struct candidate {
     size_t primitive;
     convsel_layout src, dst;
     double conv_ms;
+    int naive; /* its kernel here is a library's reference loops */
 };
 
 struct layer_choices {
@@ -289,6 +290,32 @@ int convsel_select_allowed(size_t i, const convsel_problem *p, const convsel_sel
     if (opts->max_error > 0.0 && convsel_primitive_expected_error(i) > opts->max_error)
         return 0;
     return convsel_primitive_applicable(i, p, why, size);
+}
+
+/* Declared in internal.h. */
+int convsel_select_runs_naive(size_t i, const convsel_problem *p, int threads)
+{
+    size_t as;
+    return !convsel_primitive_is_reference(i) && convsel_primitive_runs_as(i, p, threads, &as) == CONVSEL_OK &&
+           convsel_primitive_is_reference(as);
+}
+
+/* A candidate whose kernel is a library's reference loops (oneDNN's
+ * "ref:any", 500-1250x slower than the fastest primitive where it was seen)
+ * stays only when the layer has no other: a model that never saw such a
+ * cliff on its CPU cannot price it. */
+static void drop_naive(struct layer_choices *line)
+{
+    size_t kept = 0;
+    for (size_t c = 0; c < line->n; c++)
+        kept += !line->cands[c].naive;
+    if (kept == 0 || kept == line->n)
+        return;
+    kept = 0;
+    for (size_t c = 0; c < line->n; c++)
+        if (!line->cands[c].naive)
+            line->cands[kept++] = line->cands[c];
+    line->n = kept;
 }
 
 /* The first earlier line with the same shape, or l itself. */
@@ -418,8 +445,10 @@ static convsel_status gather(const convsel_network *network, const convsel_selec
             }
             c->primitive = i;
             c->conv_ms = ms;
+            c->naive = convsel_select_runs_naive(i, p, opts->threads);
             lines[l].n++;
         }
+        drop_naive(&lines[l]);
         if (st == CONVSEL_OK && lines[l].n == 0)
             st = convsel_error(CONVSEL_NOT_APPLICABLE, "layer %zu '%s': no allowed primitive computes it%s%s", l + 1,
                                p->name[0] ? p->name : "unnamed", reasons[0] ? ": " : "", reasons);

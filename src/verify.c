@@ -113,7 +113,9 @@ convsel_status convsel_select_verified(const convsel_network *network, const con
         size_t n = 0;
         for (size_t i = 0; i < np; i++) {
             double ms;
-            if (!convsel_select_allowed(i, p, &opts, NULL, 0) ||
+            /* Naive kernels are left out as the selector leaves them out
+             * (and one run of them can take seconds). */
+            if (!convsel_select_allowed(i, p, &opts, NULL, 0) || convsel_select_runs_naive(i, p, opts.threads) ||
                 costs->conv_ms(costs->ctx, p, opts.threads, i, &ms) != CONVSEL_OK)
                 continue;
             ranked[n].primitive = i;

@@ -480,13 +480,13 @@ static void test_eval_by_hand(void)
     size_t layer[4] = {0, 0, 1, 1};
     int32_t prim[4] = {0, 1, 0, 1};
     double meas[4] = {1, 1, 2, 4}, pred[4] = {2, 1, 3, 3};
-    CHECK_EQ(convsel_metrics_compute(4, layer, prim, meas, pred, NULL, &m), CONVSEL_OK);
+    CHECK_EQ(convsel_metrics_compute(4, layer, prim, meas, pred, NULL, NULL, &m), CONVSEL_OK);
     CHECK_NEAR(m.top1, 1.0, 0);
     CHECK_NEAR(m.regret_mean, 0.0, 0);
     CHECK_NEAR(m.spearman, 0.0, 0);
     /* Rows without a prediction are skipped. */
     pred[3] = NAN;
-    CHECK_EQ(convsel_metrics_compute(4, layer, prim, meas, pred, NULL, &m), CONVSEL_OK);
+    CHECK_EQ(convsel_metrics_compute(4, layer, prim, meas, pred, NULL, NULL, &m), CONVSEL_OK);
     CHECK_EQ(m.n_records, 3);
     CHECK_EQ(m.n_layers, 1);
 
@@ -498,16 +498,36 @@ static void test_eval_by_hand(void)
     int32_t dp[5] = {0, 1, 2, 0, 2};
     double dm[5] = {1.0, 3.0, 1.0, 2.0, 1.0}, dpred[5] = {1.5, 2.0, 1.0, 1.0, 2.0};
     uint8_t disp[3] = {0, 0, 1};
-    CHECK_EQ(convsel_metrics_compute(5, dl, dp, dm, dpred, disp, &m), CONVSEL_OK);
+    CHECK_EQ(convsel_metrics_compute(5, dl, dp, dm, dpred, disp, NULL, &m), CONVSEL_OK);
     CHECK_EQ(m.n_records, 5);
     CHECK_EQ(m.n_layers, 2);
     CHECK_NEAR(m.top1, 0.5, 1e-12);       /* layer 0 right; layer 1 picks 0 (2.0) over 2 (1.0) */
     CHECK_NEAR(m.regret_mean, 0.5, 1e-12); /* (0 + 1) / 2 */
     CHECK_NEAR(m.spearman, 0.0, 1e-12);    /* layer 0: +1 over {0, 1}; layer 1: -1 */
     disp[2] = 0; /* as a plain primitive: layer 0 has three entries */
-    CHECK_EQ(convsel_metrics_compute(5, dl, dp, dm, dpred, disp, &m), CONVSEL_OK);
+    CHECK_EQ(convsel_metrics_compute(5, dl, dp, dm, dpred, disp, NULL, &m), CONVSEL_OK);
     CHECK_NEAR(m.top1, 0.5, 1e-12);
     CHECK(m.spearman > -0.5 && m.spearman < 0.5);
+
+    /* Unranked rows (a naive kernel) leave their layer's ranking when another
+     * primitive is there, but count in MAPE. Layer 0: primitive 1 is
+     * predicted fastest (0.5) but measured 100x the best; marked, the pick is
+     * primitive 0 (right). Layer 1: its only other row is marked too, so
+     * both stay ranked. */
+    size_t ul[5] = {0, 0, 0, 1, 1};
+    int32_t up[5] = {0, 1, 2, 1, 2};
+    double um[5] = {1.0, 100.0, 2.0, 1.0, 2.0}, upred[5] = {1.0, 0.5, 2.0, 1.0, 2.0};
+    uint8_t unranked[5] = {0, 1, 0, 1, 1};
+    CHECK_EQ(convsel_metrics_compute(5, ul, up, um, upred, NULL, NULL, &m), CONVSEL_OK);
+    CHECK_NEAR(m.top1, 0.5, 1e-12);
+    CHECK_NEAR(m.regret_mean, 49.5, 1e-9); /* (99 + 0) / 2 */
+    convsel_metrics plain = m;
+    CHECK_EQ(convsel_metrics_compute(5, ul, up, um, upred, NULL, unranked, &m), CONVSEL_OK);
+    CHECK_EQ(m.n_records, 5);
+    CHECK_NEAR(m.mape, plain.mape, 0);
+    CHECK_EQ(m.n_layers, 2);
+    CHECK_NEAR(m.top1, 1.0, 1e-12);
+    CHECK_NEAR(m.regret_mean, 0.0, 1e-12);
 }
 
 static int quiet_progress(const convsel_train_progress *p, void *user)

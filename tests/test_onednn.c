@@ -8,6 +8,7 @@
 
 #include "check.h"
 #include "convsel.h"
+#include "internal.h"
 #include "onednn_util.h"
 #include "primitive.h"
 
@@ -38,6 +39,9 @@ static const char *const problems[] = {
     "mb1ic3ih64iw64oc16oh32ow32kh7kw7sh2sw2ph3pw3n\"7x7 s2 first layer\"",
     "mb1ic3ih63iw63oc16oh15ow15kh11kw11sh4sw4ph2pw2n\"11x11 s4\"",
     "mb1ic48ih10iw13oc20oh10ow13kh3kw3ph1pw1n\"non-square input\"",
+    /* With AVX-512 oneDNN 2.6 has no optimised kernel for 4 channels per
+     * group in blocked layouts and runs its reference loops ("ref:any"). */
+    "g4mb1ic16ih12iw12oc16oh12ow12kh3kw3ph1pw1n\"4 groups of 4 channels\"",
 };
 
 /* Winograd must be there for 3×3 stride-1 layers when AVX-512 is allowed
@@ -85,7 +89,7 @@ static int padding_is_zero(const float *y, convsel_layout layout, const convsel_
 }
 
 /* How many times a oneDNN primitive other than onednn_gemm ran as it. */
-static int gemm_runs;
+static int gemm_runs, naive_runs;
 
 static void test_problem(const convsel_problem *p, size_t reference, int threads)
 {
@@ -128,13 +132,17 @@ static void test_problem(const convsel_problem *p, size_t reference, int threads
         CHECK_EQ(convsel_onednn_impl_info(primitives[k], p, impl, sizeof impl), CONVSEL_OK);
         snprintf(impls[k], sizeof impls[k], "%s", impl);
         /* The selector prices a primitive by the kernel oneDNN would run:
-         * onednn_gemm's wherever the implementation is the gemm one. */
+         * onednn_gemm's wherever the implementation is the gemm one, and
+         * the reference's where it is oneDNN's reference loops. */
         size_t as = SIZE_MAX, gemm_index;
         CHECK_EQ(convsel_primitive_find("onednn_gemm", &gemm_index), CONVSEL_OK);
         CHECK_EQ(convsel_primitive_runs_as(i, p, threads, &as), CONVSEL_OK);
         gemm_runs += i != gemm_index && as == gemm_index;
-        CHECK_MSG(as == (strstr(impl, "gemm") ? gemm_index : i), "%s: %s runs '%s' but runs_as says %s", p->name,
-                  primitives[k], impl, as < convsel_primitive_count() ? convsel_primitive_name(as) : "?");
+        naive_runs += as == reference;
+        size_t expect = strncmp(impl, "ref", 3) == 0 ? reference : strstr(impl, "gemm") ? gemm_index : i;
+        CHECK_MSG(as == expect, "%s: %s runs '%s' but runs_as says %s", p->name, primitives[k], impl,
+                  as < convsel_primitive_count() ? convsel_primitive_name(as) : "?");
+        CHECK_EQ(convsel_select_runs_naive(i, p, threads), as == reference);
         /* With nchw tensors and oihw weights forced, oneDNN 2.6 has only its
          * gemm-based implementation left ("x64:gemm:jit"), not a JIT kernel. */
         if (strcmp(primitives[k], "onednn_gemm") == 0)
@@ -228,5 +236,8 @@ int main(void)
     /* The gemm branch of runs_as was exercised where oneDNN is known to take it. */
     if (convsel_get_isa() == CONVSEL_ISA_AVX2)
         CHECK_MSG(gemm_runs > 0, "under AVX2 no oneDNN primitive ran as onednn_gemm");
+    /* And the reference branch where oneDNN 2.6 is known to take it. */
+    if (convsel_get_isa() == CONVSEL_ISA_AVX512)
+        CHECK_MSG(naive_runs > 0, "under AVX-512 no oneDNN primitive ran its reference loops");
     return CHECK_DONE();
 }

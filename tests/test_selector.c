@@ -506,8 +506,78 @@ static void test_checked_plan(void)
     convsel_network_destroy(net);
 }
 
+/* oneDNN's direct and auto kernels cost next to nothing, everything else 1 ms. */
+static convsel_status syn_conv_onednn_cheap(void *ctx, const convsel_problem *p, int threads, size_t prim,
+                                            double *ms)
+{
+    (void)ctx;
+    (void)p;
+    (void)threads;
+    const char *name = convsel_primitive_name(prim);
+    *ms = strcmp(name, "onednn_direct") == 0 || strcmp(name, "onednn_auto") == 0 ? 0.001 : 1.0;
+    return CONVSEL_OK;
+}
+
+static convsel_status free_reorder(void *ctx, int64_t mb, int64_t c, int64_t h, int64_t w, convsel_layout from,
+                                   convsel_layout to, int threads, double *ms)
+{
+    (void)ctx, (void)mb, (void)c, (void)h, (void)w, (void)from, (void)to, (void)threads;
+    *ms = 0.0;
+    return CONVSEL_OK;
+}
+
+/* A candidate that would run a library's reference loops is taken only where
+ * nothing else computes the layer, however cheap its price. */
+static void test_naive_kernels(void)
+{
+    convsel_network *net = write_network("g4mb1ic16ih12iw12oc16oh12ow12kh3kw3ph1pw1n\"g4\"\n"
+                                         "mb1ic16ih12oc16oh12kh3ph1n\"dense\"\n");
+    CHECK(net != NULL);
+    if (!net)
+        return;
+    size_t np = convsel_primitive_count(), reference, direct, as = SIZE_MAX;
+    CHECK_EQ(convsel_primitive_find("reference", &reference), CONVSEL_OK);
+    CHECK_EQ(convsel_primitive_find("onednn_direct", &direct), CONVSEL_OK);
+    const convsel_problem *g4 = convsel_network_layer(net, 0), *dense = convsel_network_layer(net, 1);
+    CHECK_EQ(convsel_primitive_runs_as(direct, g4, 1, &as), CONVSEL_OK);
+    int naive = as == reference;
+    /* oneDNN 2.6 runs its reference loops there under AVX-512 (test_onednn). */
+    if (convsel_get_isa() == CONVSEL_ISA_AVX512)
+        CHECK(naive);
+    CHECK_EQ(convsel_primitive_runs_as(direct, dense, 1, &as), CONVSEL_OK);
+    CHECK(as != reference);
+    convsel_cost_source src = {syn_conv_onednn_cheap, free_reorder, NULL, "synthetic", NULL, CONVSEL_STAT_MEDIAN};
+    convsel_select_options o = {1, 0.0, NULL, 0};
+    convsel_plan *plan = NULL;
+    CHECK_EQ(convsel_select(net, &o, &src, &plan), CONVSEL_OK);
+    if (plan && plan->n_layers == 2) {
+        int onednn_first = strcmp(plan->layers[0].primitive, "onednn_direct") == 0 ||
+                           strcmp(plan->layers[0].primitive, "onednn_auto") == 0;
+        CHECK_MSG(onednn_first == !naive, "g4 layer: %s (naive kernels there: %d)", plan->layers[0].primitive, naive);
+        CHECK_MSG(strcmp(plan->layers[1].primitive, "onednn_direct") == 0 ||
+                      strcmp(plan->layers[1].primitive, "onednn_auto") == 0,
+                  "dense layer: %s", plan->layers[1].primitive);
+    }
+    convsel_plan_destroy(plan);
+    plan = NULL;
+    /* Nothing else allowed: the naive kernel is the plan (oneDNN alone). */
+    unsigned char *excluded = malloc(np);
+    if (excluded) {
+        for (size_t i = 0; i < np; i++)
+            excluded[i] = i != direct;
+        o.excluded = excluded;
+        CHECK_EQ(convsel_select(net, &o, &src, &plan), CONVSEL_OK);
+        for (size_t i = 0; plan && i < plan->n_layers; i++)
+            CHECK_STR(plan->layers[i].primitive, "onednn_direct");
+        convsel_plan_destroy(plan);
+    }
+    free(excluded);
+    convsel_network_destroy(net);
+}
+
 int main(void)
 {
+    test_naive_kernels();
     test_verified_choices();
     test_checked_plan();
     test_layout_queries();

@@ -23,6 +23,7 @@ static void usage(FILE *out)
 typedef struct ranked_primitive {
     size_t primitive, runs_as;
     double ms;
+    int naive; /* its kernel here is a library's reference loops */
 } ranked_primitive;
 
 static int by_ms(const void *a, const void *b)
@@ -118,16 +119,20 @@ int cmd_predict(int argc, char **argv)
                 rc = cli_fail("predict", st);
                 break;
             }
-            ranked[n++] = (ranked_primitive){i, as, ms};
+            size_t kernel;
+            int naive = convsel_primitive_runs_as(i, p, (int)threads, &kernel) == CONVSEL_OK &&
+                        convsel_primitive_is_reference(kernel);
+            ranked[n++] = (ranked_primitive){i, as, ms, naive};
         }
         qsort(ranked, n, sizeof *ranked, by_ms);
         if (n == 0 && rc == CLI_OK)
             printf("  (no applicable primitive the model knows)\n");
         for (size_t k = 0; k < n; k++)
-            printf("  %2zu  %-20s %10.4f ms  %6.2fx%s%s\n", k + 1, convsel_primitive_name(ranked[k].primitive),
+            printf("  %2zu  %-20s %10.4f ms  %6.2fx%s%s%s\n", k + 1, convsel_primitive_name(ranked[k].primitive),
                    ranked[k].ms, ranked[k].ms / ranked[0].ms,
                    ranked[k].runs_as != ranked[k].primitive ? "  runs " : "",
-                   ranked[k].runs_as != ranked[k].primitive ? convsel_primitive_name(ranked[k].runs_as) : "");
+                   ranked[k].runs_as != ranked[k].primitive ? convsel_primitive_name(ranked[k].runs_as) : "",
+                   ranked[k].naive ? "  runs the library's reference loops here: select leaves it out" : "");
     }
     free(ranked);
     free(warned);
