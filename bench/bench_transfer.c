@@ -577,7 +577,9 @@ int main(int argc, char **argv)
     if (o.as_selector)
         fprintf(md, "- predictions priced as `convsel select` prices them: a oneDNN primitive that oneDNN would "
                     "run as its im2col + sgemm kernel on the target is predicted as `onednn_gemm` "
-                    "(`convsel_primitive_runs_as`, asked of oneDNN under the target's ISA cap)\n");
+                    "(`convsel_primitive_runs_as`, asked of oneDNN under the target's ISA cap), and one that oneDNN "
+                    "would run as its reference loops (`ref:any`) is left out of the configuration's ranking, as "
+                    "the selector leaves it out (records of the target's CPU only)\n");
     if (o.calib_text)
         fprintf(md, "- calibration parameters other than the defaults: `--calib %s`\n", o.calib_text);
     if (o.source_data)
