@@ -1031,9 +1031,11 @@ convsel_status convsel_select_verified(const convsel_network *network, const con
 
 /*
  * convsel_select_verified, then checked end to end: the model's plan, the
- * verified plan and oneDNN alone (onednn_auto on every layer, where it can
- * run every layer) are each instantiated and timed running the whole
- * network, interleaved, and the fastest median is returned. Per-layer
+ * verified plan, oneDNN alone (onednn_auto on every layer, where it can
+ * run every layer) and, for each family of primitives the verified plan
+ * uses but oneDNN's, the plan chosen from costs without that family, are
+ * each instantiated and timed running the whole network, interleaved, and
+ * the fastest median is returned (ties: in that order). Per-layer
  * timings (each layer alone, its data warm) do not always add up inside a
  * network; this check keeps a plan they mislead from being returned when
  * the network itself says otherwise. Each finalist runs once cold; one over
@@ -1041,21 +1043,32 @@ convsel_status convsel_select_verified(const convsel_network *network, const con
  * warm pass takes over 1.5x the fastest warm pass is out (its time: its last
  * pass). The rest are timed interleaved, at least 5 rounds, then up to
  * max_time_s. The plan's verify_s includes the check; report (may be NULL)
- * says which plan was kept and the three times.
+ * says which plan was kept and the times.
  */
 typedef enum {
-    CONVSEL_KEPT_MODEL_PLAN,   /* the plan from costs */
-    CONVSEL_KEPT_VERIFIED,     /* the plan with its close calls measured */
-    CONVSEL_KEPT_ONEDNN_ALONE  /* onednn_auto on every layer */
+    CONVSEL_KEPT_MODEL_PLAN,    /* the plan from costs */
+    CONVSEL_KEPT_VERIFIED,      /* the plan with its close calls measured */
+    CONVSEL_KEPT_ONEDNN_ALONE,  /* onednn_auto on every layer */
+    CONVSEL_KEPT_WITHOUT_FAMILY /* the plan chosen from costs without one family (kept_without) */
 } convsel_kept_plan;
 
 typedef struct convsel_check_report {
     convsel_kept_plan kept;
     double model_plan_ms;   /* end-to-end medians; 0 for a finalist not timed (onednn_auto
-                               cannot run every layer, or all three are the same plan) */
+                               cannot run every layer, or all are the same plan) */
     double verified_ms;
     double onednn_alone_ms;
     double check_s;         /* seconds the end-to-end check took */
+    /* The plans chosen again without each family of primitives the verified
+     * (else the model's) plan uses, oneDNN's excepted, in order of first use:
+     * the family and the end-to-end median (0: not timed, or no plan computes
+     * the network without it). */
+    size_t n_without;
+    struct {
+        char family[16];
+        double ms;
+    } without[4];
+    char kept_without[16];  /* the family left out of the kept plan, or "" */
 } convsel_check_report;
 
 const char *convsel_kept_plan_name(convsel_kept_plan kept);

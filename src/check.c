@@ -1,8 +1,10 @@
 /*
  * Selection checked end to end (convsel_check_plans, convsel_select_checked):
- * the model's plan, the verified plan and oneDNN alone run as whole
- * networks, interleaved; the fastest is kept.
+ * the model's plan, the verified plan, oneDNN alone and the plan chosen
+ * without each family of primitives the plan uses run as whole networks,
+ * interleaved; the fastest is kept.
  */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -18,6 +20,8 @@
  * faults, oneDNN's first execution; ResNet-50's verified plan at 2 threads:
  * 96 ms cold, 31 ms warm), but oneDNN alone can take 200x the plan's time. */
 #define CHECK_COLD_RATIO 10.0
+/* At most this many plans without one family each (there are four). */
+#define CHECK_MAX_ABLATIONS 4
 
 const char *convsel_kept_plan_name(convsel_kept_plan kept)
 {
@@ -28,6 +32,8 @@ const char *convsel_kept_plan_name(convsel_kept_plan kept)
         return "verified plan";
     case CONVSEL_KEPT_ONEDNN_ALONE:
         return "oneDNN alone";
+    case CONVSEL_KEPT_WITHOUT_FAMILY:
+        return "plan without a family";
     }
     return "?";
 }
@@ -47,11 +53,11 @@ static convsel_status run_network(void *ctx)
     return convsel_runner_run(ctx);
 }
 
-enum { MODEL, VERIFIED, ALONE, N_FINALISTS };
+enum { MODEL, VERIFIED, ALONE, N_FIXED, N_FINALISTS = N_FIXED + CHECK_MAX_ABLATIONS };
 
-/* Times the finalists that exist and differ from an earlier one; a copy
+/* Times the n finalists that exist and differ from an earlier one; a copy
  * gets its twin's time. *best: the fastest median. */
-static convsel_status time_finalists(const convsel_plan *const *plans, double max_time_s, double *median_ms,
+static convsel_status time_finalists(const convsel_plan *const *plans, int n, double max_time_s, double *median_ms,
                                      int *best)
 {
     convsel_runner *runners[N_FINALISTS] = {0};
@@ -61,7 +67,7 @@ static convsel_status time_finalists(const convsel_plan *const *plans, double ma
     int twin[N_FINALISTS], slot[N_FINALISTS];
     size_t m = 0;
     convsel_status st = CONVSEL_OK;
-    for (int i = 0; i < N_FINALISTS && st == CONVSEL_OK; i++) {
+    for (int i = 0; i < n && st == CONVSEL_OK; i++) {
         twin[i] = i;
         median_ms[i] = 0.0;
         if (!plans[i])
@@ -123,7 +129,7 @@ static convsel_status time_finalists(const convsel_plan *const *plans, double ma
      * keeps its last pass (warm where it had one). */
     for (size_t j = 0, k = 0; j < m && m > 1 && st == CONVSEL_OK; j++)
         timings[j].median_ms = dropped[j] || kept < 2 ? pass_ms[j] : measured[k++].median_ms;
-    for (int i = 0; i < N_FINALISTS && st == CONVSEL_OK; i++) {
+    for (int i = 0; i < n && st == CONVSEL_OK; i++) {
         if (!plans[i])
             continue;
         median_ms[i] = m > 1 ? timings[slot[twin[i]]].median_ms : 0.0;
@@ -186,10 +192,49 @@ convsel_status convsel_check_plans(const convsel_network *network, const convsel
         convsel_error_clear();
     }
 
-    const convsel_plan *const final[N_FINALISTS] = {model_plan, verified_plan, alone};
-    double median[N_FINALISTS];
+    /* Per-layer times can mislead inside a network, and one family at a
+     * time: on the twelfth session's Xeon, the own Winograd kernels, the
+     * fastest on ResNet-50's 3x3 layers timed alone, made the whole network
+     * 20% slower than the plan without them (their transformed weights, 4x
+     * the direct kernels', no longer in cache). So the plan is chosen again
+     * without each family it uses but oneDNN's, and those run too. */
+    const convsel_plan *base = verified_plan ? verified_plan : model_plan;
+    convsel_plan *ablated[CHECK_MAX_ABLATIONS] = {0};
+    const char *families[CHECK_MAX_ABLATIONS];
+    int n_ablated = 0;
+    unsigned char *without = malloc(np);
+    if (!without)
+        st = convsel_error(CONVSEL_OUT_OF_MEMORY, "out of memory");
+    for (size_t l = 0; st == CONVSEL_OK && l < base->n_layers && n_ablated < CHECK_MAX_ABLATIONS; l++) {
+        size_t i;
+        if (convsel_primitive_find(base->layers[l].primitive, &i) != CONVSEL_OK)
+            continue;
+        const char *family = convsel_primitive_family(i);
+        int seen = strcmp(family, "onednn") == 0 || strcmp(family, "reference") == 0;
+        for (int a = 0; a < n_ablated && !seen; a++)
+            seen = strcmp(families[a], family) == 0;
+        if (seen)
+            continue;
+        for (size_t j = 0; j < np; j++)
+            without[j] = (opts.excluded && opts.excluded[j]) || strcmp(convsel_primitive_family(j), family) == 0;
+        convsel_select_options without_opts = opts;
+        without_opts.excluded = without;
+        without_opts.verbose = 0;
+        families[n_ablated] = family;
+        if (convsel_select(network, &without_opts, costs, &ablated[n_ablated]) != CONVSEL_OK) {
+            ablated[n_ablated] = NULL; /* the family computes a layer nothing else does */
+            convsel_error_clear();
+        }
+        n_ablated++;
+    }
+
+    const convsel_plan *final[N_FINALISTS] = {model_plan, verified_plan, alone};
+    for (int a = 0; a < n_ablated; a++)
+        final[N_FIXED + a] = ablated[a];
+    double median[N_FINALISTS] = {0};
     int best = MODEL;
-    st = time_finalists(final, max_time_s, median, &best);
+    if (st == CONVSEL_OK)
+        st = time_finalists(final, N_FIXED + n_ablated, max_time_s, median, &best);
     double check_s = convsel_now() - t0;
     if (st == CONVSEL_OK)
         st = plan_copy(final[best], plan);
@@ -200,15 +245,27 @@ convsel_status convsel_check_plans(const convsel_network *network, const convsel
         }
         (*plan)->verify_s += check_s;
         if (report) {
-            report->kept = best == MODEL ? CONVSEL_KEPT_MODEL_PLAN
+            memset(report, 0, sizeof *report);
+            report->kept = best == MODEL      ? CONVSEL_KEPT_MODEL_PLAN
                            : best == VERIFIED ? CONVSEL_KEPT_VERIFIED
-                                              : CONVSEL_KEPT_ONEDNN_ALONE;
+                           : best == ALONE    ? CONVSEL_KEPT_ONEDNN_ALONE
+                                              : CONVSEL_KEPT_WITHOUT_FAMILY;
             report->model_plan_ms = median[MODEL];
             report->verified_ms = median[VERIFIED];
             report->onednn_alone_ms = median[ALONE];
             report->check_s = check_s;
+            report->n_without = (size_t)n_ablated;
+            for (int a = 0; a < n_ablated; a++) {
+                snprintf(report->without[a].family, sizeof report->without[a].family, "%s", families[a]);
+                report->without[a].ms = median[N_FIXED + a];
+            }
+            if (best >= N_FIXED)
+                snprintf(report->kept_without, sizeof report->kept_without, "%s", families[best - N_FIXED]);
         }
     }
+    for (int a = 0; a < n_ablated; a++)
+        convsel_plan_destroy(ablated[a]);
+    free(without);
     convsel_plan_destroy(alone);
     free(only_auto);
     return st;

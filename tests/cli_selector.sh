@@ -56,24 +56,40 @@ PY
 
 # --check: select says which plan it kept and writes that plan; compare times it too.
 expect_rc 0 select --net "$tmp/tiny.txt" --verify 2 --check --check-time 0.1 -o "$tmp/plan_ck.json"
-grep -Eq "kept the (model plan|verified plan|oneDNN alone)" "$tmp/out" || fail "select --check names no kept plan: $(cat "$tmp/out")"
+grep -Eq "kept the (model plan|verified plan|oneDNN alone|plan without the [a-z]+ family)$" "$tmp/out" ||
+    fail "select --check names no kept plan: $(cat "$tmp/out")"
 if grep -q "kept the oneDNN alone" "$tmp/out"; then
     n=$(grep -o '"primitive": *"onednn_auto"' "$tmp/plan_ck.json" | wc -l)
     [ "$n" -eq 6 ] || fail "select --check kept oneDNN alone but the plan has $n onednn_auto layers, want 6"
+fi
+# A plan kept without a family has none of that family's primitives.
+family=$(sed -n 's/.*kept the plan without the \([a-z]*\) family$/\1/p' "$tmp/out")
+if [ -n "$family" ]; then
+    "$convsel" primitives | awk -v f="$family" '$2 == f { print $1 }' >"$tmp/family.txt"
+    [ -s "$tmp/family.txt" ] || fail "no primitive of family '$family'"
+    while read -r prim; do
+        grep -q "\"primitive\": *\"$prim\"" "$tmp/plan_ck.json" && fail "the plan without $family uses $prim"
+    done <"$tmp/family.txt"
 fi
 expect_rc 0 compare --net "$tmp/tiny.txt" --check --check-time 0.1 --max-time 0.3 --profile-time 0.02 --json
 python3 - "$tmp/out" <<'PY' || fail "compare --check --json values: $(cat "$tmp/out")"
 import json, sys
 r = json.load(open(sys.argv[1]))
 assert r["checked_ms"] > 0 and r["check_s"] > 0
-assert r["check_kept"] in ("model plan", "verified plan", "oneDNN alone"), r["check_kept"]
+kept = r["check_kept"]
+fams = r["check_without"]
+assert all(f in ("gemm", "direct", "winograd") and t >= 0 for f, t in fams.items()), fams
+assert kept in ("model plan", "verified plan", "oneDNN alone") or \
+    (kept.startswith("plan without the ") and kept.split()[3] in fams), kept
 # The checked plan is a copy of one timed row and reports that row's time (no
-# --verify here: a kept verified plan is the model's plan again).
-same = r["onednn_auto_ms"] if r["check_kept"] == "oneDNN alone" else r["plan_ms"]
-assert r["checked_ms"] == same, (r["checked_ms"], same)
+# --verify here: a kept verified plan is the model's plan again); a plan
+# without a family is timed as a row of its own.
+if not kept.startswith("plan without"):
+    same = r["onednn_auto_ms"] if kept == "oneDNN alone" else r["plan_ms"]
+    assert r["checked_ms"] == same, (r["checked_ms"], same)
 PY
 expect_rc 0 compare --net "$tmp/tiny.txt" --verify 2 --check --check-time 0.1 --max-time 0.3 --profile-time 0.02
-grep -Eq "^checked plan .*= (model plan|verified plan|onednn_auto)$" "$tmp/out" ||
+grep -Eq "^checked plan .*= (model plan|verified plan|onednn_auto|plan without the [a-z]+ family)$" "$tmp/out" ||
     fail "compare --check names no row its plan copies: $(cat "$tmp/out")"
 expect_rc 2 select --net "$tmp/tiny.txt" --check --check-time -1
 grep -q -- "--check-time" "$tmp/err" || fail "bad --check-time not named: $(cat "$tmp/err")"

@@ -457,6 +457,7 @@ static void test_checked_plan(void)
     unsigned char *no_auto = calloc(np, 1);
     no_auto[auto_index] = 1;
     convsel_timing_options t = quick_timing();
+    size_t ablations = 0;
     for (uint64_t seed = 1; seed <= 4; seed++) {
         struct synthetic syn = {seed};
         convsel_cost_source src = {syn_conv_tiny, syn_reorder, &syn, "synthetic", NULL, CONVSEL_STAT_MEDIAN};
@@ -478,8 +479,24 @@ static void test_checked_plan(void)
         double kept_ms = rep.kept == CONVSEL_KEPT_MODEL_PLAN ? rep.model_plan_ms
                          : rep.kept == CONVSEL_KEPT_VERIFIED ? rep.verified_ms
                                                              : rep.onednn_alone_ms;
-        const double timed[3] = {rep.model_plan_ms, rep.verified_ms, rep.onednn_alone_ms};
-        for (int f = 0; f < 3; f++)
+        double timed[3 + 4] = {rep.model_plan_ms, rep.verified_ms, rep.onednn_alone_ms};
+        CHECK(rep.n_without <= 4);
+        ablations += rep.n_without;
+        for (size_t a = 0; a < rep.n_without && a < 4; a++) {
+            timed[3 + a] = rep.without[a].ms;
+            CHECK(strcmp(rep.without[a].family, "onednn") != 0 && rep.without[a].family[0]);
+            if (rep.kept == CONVSEL_KEPT_WITHOUT_FAMILY && strcmp(rep.kept_without, rep.without[a].family) == 0)
+                kept_ms = rep.without[a].ms;
+        }
+        CHECK((rep.kept == CONVSEL_KEPT_WITHOUT_FAMILY) == (rep.kept_without[0] != '\0'));
+        /* A plan without a family has none of its primitives. */
+        for (size_t i = 0; rep.kept == CONVSEL_KEPT_WITHOUT_FAMILY && i < plan->n_layers; i++) {
+            size_t k;
+            CHECK_EQ(convsel_primitive_find(plan->layers[i].primitive, &k), CONVSEL_OK);
+            CHECK_MSG(strcmp(convsel_primitive_family(k), rep.kept_without) != 0, "kept without %s but layer %zu runs %s",
+                      rep.kept_without, i, plan->layers[i].primitive);
+        }
+        for (size_t f = 0; f < 3 + rep.n_without && f < 7; f++)
             CHECK_MSG(timed[f] == 0.0 || kept_ms <= timed[f], "seed %llu: kept the %s at %g ms, another took %g ms",
                       (unsigned long long)seed, convsel_kept_plan_name(rep.kept), kept_ms, timed[f]);
         CHECK(rep.check_s > 0.0);
@@ -502,6 +519,8 @@ static void test_checked_plan(void)
     convsel_plan *plan = NULL;
     CHECK_EQ(convsel_select_checked(net, NULL, &src, 2, 100.0, &t, -1.0, &plan, NULL), CONVSEL_INVALID_ARGUMENT);
     CHECK(plan == NULL);
+    /* The synthetic plans use other families than oneDNN's: plans without them were timed. */
+    CHECK(ablations > 0);
     free(no_auto);
     convsel_network_destroy(net);
 }

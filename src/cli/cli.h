@@ -32,6 +32,10 @@ int cli_parse_primitive_set(const char *cmd, const char *list, unsigned char *ma
 double cli_now(void);
 /* problem's descriptor without its name and repeat count: the shape alone. */
 void cli_shape_desc(const convsel_problem *problem, char *buf, size_t size);
+/* Which plan --check kept, in words ("plan without the winograd family"). */
+void cli_kept_name(const convsel_check_report *report, char *buf, size_t size);
+/* --check's plans without one family: ", 51.2 ms without winograd, ..." (or ""). */
+void cli_without_times(const convsel_check_report *report, char *buf, size_t size);
 /* s as one CSV field: quoted, its quotes doubled, where it holds a comma,
  * a quote or a line break. */
 void cli_csv_field(FILE *out, const char *s);

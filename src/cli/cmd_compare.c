@@ -193,9 +193,16 @@ int cmd_compare(int argc, char **argv)
     for (int k = 0; k < N_PLANS; k++)
         if ((k != VERIFIED || verify) && k != CHECKED)
             timed[n_timed++] = k;
-    int checked_as = check_report.kept == CONVSEL_KEPT_ONEDNN_ALONE ? AUTO
-                     : check_report.kept == CONVSEL_KEPT_VERIFIED && verify ? VERIFIED
-                                                                             : PLAN;
+    /* A plan without one family is none of the rows: it is timed itself. */
+    int checked_as = check_report.kept == CONVSEL_KEPT_ONEDNN_ALONE                ? AUTO
+                     : check_report.kept == CONVSEL_KEPT_VERIFIED && verify        ? VERIFIED
+                     : check && check_report.kept == CONVSEL_KEPT_WITHOUT_FAMILY ? CHECKED
+                                                                                  : PLAN;
+    if (checked_as == CHECKED)
+        timed[n_timed++] = CHECKED;
+    char kept_name[64] = "";
+    if (check)
+        cli_kept_name(&check_report, kept_name, sizeof kept_name);
 
     /* (d) the oracle: every applicable primitive measured on every layer. */
     if ((st = convsel_measured_costs_create(&topts, &measured)) != CONVSEL_OK)
@@ -253,7 +260,7 @@ int cmd_compare(int argc, char **argv)
         goto fail;
     for (int j = 0; j < n_timed; j++)
         timings[timed[j]] = timed_results[j];
-    if (check) {
+    if (check && checked_as != CHECKED) {
         timings[CHECKED] = timings[checked_as];
         timed[n_timed++] = CHECKED;
     }
@@ -278,14 +285,18 @@ int cmd_compare(int argc, char **argv)
                    verify, timings[VERIFIED].median_ms, verified_select_ms, plans[VERIFIED]->verified_layers,
                    plans[VERIFIED]->verify_s, timings[VERIFIED].median_ms / timings[ORACLE].median_ms - 1.0,
                    timings[AUTO].median_ms / timings[VERIFIED].median_ms);
-        if (check)
+        if (check) {
             printf(", \"checked_ms\": %.4f, \"checked_select_ms\": %.4f, \"check_s\": %.3f, \"check_kept\": \"%s\", "
                    "\"check_model_plan_ms\": %.4f, \"check_verified_ms\": %.4f, \"check_onednn_alone_ms\": %.4f, "
-                   "\"checked_vs_oracle\": %.4f, \"checked_speedup_vs_onednn_auto\": %.4f",
-                   timings[CHECKED].median_ms, checked_select_ms, check_report.check_s,
-                   convsel_kept_plan_name(check_report.kept), check_report.model_plan_ms, check_report.verified_ms,
-                   check_report.onednn_alone_ms, timings[CHECKED].median_ms / timings[ORACLE].median_ms - 1.0,
+                   "\"checked_vs_oracle\": %.4f, \"checked_speedup_vs_onednn_auto\": %.4f, \"check_without\": {",
+                   timings[CHECKED].median_ms, checked_select_ms, check_report.check_s, kept_name,
+                   check_report.model_plan_ms, check_report.verified_ms, check_report.onednn_alone_ms,
+                   timings[CHECKED].median_ms / timings[ORACLE].median_ms - 1.0,
                    timings[AUTO].median_ms / timings[CHECKED].median_ms);
+            for (size_t a = 0; a < check_report.n_without; a++)
+                printf("%s\"%s\": %.4f", a ? ", " : "", check_report.without[a].family, check_report.without[a].ms);
+            printf("}");
+        }
         printf("}\n");
     } else {
         cli_print_plan(plans[PLAN]);
@@ -297,7 +308,7 @@ int cmd_compare(int argc, char **argv)
             if (k == SINGLE)
                 snprintf(note, sizeof note, "  %s", single_name);
             else if (k == CHECKED)
-                snprintf(note, sizeof note, "  = %s", labels[checked_as]);
+                snprintf(note, sizeof note, "  = %s", checked_as == CHECKED ? kept_name : labels[checked_as]);
             printf("%-15s %12.3f %10.3f %9.3fx%s\n", labels[k], timings[k].median_ms, timings[k].min_ms,
                    timings[k].median_ms / timings[PLAN].median_ms, note);
         }
@@ -310,11 +321,14 @@ int cmd_compare(int argc, char **argv)
                    verify, plans[VERIFIED]->verified_layers, plans[VERIFIED]->verify_s,
                    timings[AUTO].median_ms / timings[VERIFIED].median_ms,
                    100.0 * (timings[VERIFIED].median_ms / timings[ORACLE].median_ms - 1.0));
+        char without[256] = "";
         if (check)
-            printf("with --check: end to end %.3f (model plan) / %.3f (verified) / %.3f (oneDNN alone) ms in "
+            cli_without_times(&check_report, without, sizeof without);
+        if (check)
+            printf("with --check: end to end %.3f (model plan) / %.3f (verified) / %.3f (oneDNN alone)%s ms in "
                    "%.2f s, kept the %s; %.3fx faster than oneDNN alone, %+.1f%% from the oracle\n",
-                   check_report.model_plan_ms, check_report.verified_ms, check_report.onednn_alone_ms,
-                   check_report.check_s, convsel_kept_plan_name(check_report.kept),
+                   check_report.model_plan_ms, check_report.verified_ms, check_report.onednn_alone_ms, without,
+                   check_report.check_s, kept_name,
                    timings[AUTO].median_ms / timings[CHECKED].median_ms,
                    100.0 * (timings[CHECKED].median_ms / timings[ORACLE].median_ms - 1.0));
     }

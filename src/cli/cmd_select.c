@@ -172,11 +172,15 @@ int cmd_select(int argc, char **argv)
                     printf("; %zu layer%s verified by measurement in %.2f s", plan->verified_layers,
                            plan->verified_layers == 1 ? "" : "s", plan->verify_s);
                 printf("\n");
-                if (check)
+                if (check) {
+                    char kept[64], without[256];
+                    cli_kept_name(&report, kept, sizeof kept);
+                    cli_without_times(&report, without, sizeof without);
                     printf("checked end to end in %.2f s: %.3f ms (model plan), %.3f ms (verified), %.3f ms (oneDNN "
-                           "alone; 0: not timed); kept the %s\n",
-                           report.check_s, report.model_plan_ms, report.verified_ms, report.onednn_alone_ms,
-                           convsel_kept_plan_name(report.kept));
+                           "alone)%s (0: not timed); kept the %s\n",
+                           report.check_s, report.model_plan_ms, report.verified_ms, report.onednn_alone_ms, without,
+                           kept);
+                }
             }
             if (out && (st = convsel_plan_save(plan, out)) != CONVSEL_OK)
                 rc = cli_fail("select", st);

@@ -147,3 +147,25 @@ void cli_csv_field(FILE *out, const char *s)
     }
     fputc('"', out);
 }
+
+void cli_kept_name(const convsel_check_report *report, char *buf, size_t size)
+{
+    if (report->kept == CONVSEL_KEPT_WITHOUT_FAMILY)
+        snprintf(buf, size, "plan without the %s family", report->kept_without);
+    else
+        snprintf(buf, size, "%s", convsel_kept_plan_name(report->kept));
+}
+
+void cli_without_times(const convsel_check_report *report, char *buf, size_t size)
+{
+    size_t len = 0;
+    if (size)
+        buf[0] = '\0';
+    for (size_t a = 0; a < report->n_without && len < size; a++) {
+        int w = snprintf(buf + len, size - len, ", %.3f ms without %s", report->without[a].ms,
+                         report->without[a].family);
+        if (w < 0)
+            break;
+        len += (size_t)w;
+    }
+}
