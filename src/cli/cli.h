@@ -34,8 +34,8 @@ double cli_now(void);
 void cli_shape_desc(const convsel_problem *problem, char *buf, size_t size);
 /* Which plan --check kept, in words ("plan without the winograd family"). */
 void cli_kept_name(const convsel_check_report *report, char *buf, size_t size);
-/* --check's plans without one family: ", 51.2 ms without winograd, ..." (or ""). */
-void cli_without_times(const convsel_check_report *report, char *buf, size_t size);
+/* --check's plans without one family: " / 51.2<unit> (without winograd) / ..." (or ""). */
+void cli_without_times(const convsel_check_report *report, const char *unit, char *buf, size_t size);
 /* s as one CSV field: quoted, its quotes doubled, where it holds a comma,
  * a quote or a line break. */
 void cli_csv_field(FILE *out, const char *s);

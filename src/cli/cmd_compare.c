@@ -323,7 +323,7 @@ int cmd_compare(int argc, char **argv)
                    100.0 * (timings[VERIFIED].median_ms / timings[ORACLE].median_ms - 1.0));
         char without[256] = "";
         if (check)
-            cli_without_times(&check_report, without, sizeof without);
+            cli_without_times(&check_report, "", without, sizeof without);
         if (check)
             printf("with --check: end to end %.3f (model plan) / %.3f (verified) / %.3f (oneDNN alone)%s ms in "
                    "%.2f s, kept the %s; %.3fx faster than oneDNN alone, %+.1f%% from the oracle\n",

@@ -175,9 +175,9 @@ int cmd_select(int argc, char **argv)
                 if (check) {
                     char kept[64], without[256];
                     cli_kept_name(&report, kept, sizeof kept);
-                    cli_without_times(&report, without, sizeof without);
-                    printf("checked end to end in %.2f s: %.3f ms (model plan), %.3f ms (verified), %.3f ms (oneDNN "
-                           "alone)%s (0: not timed); kept the %s\n",
+                    cli_without_times(&report, " ms", without, sizeof without);
+                    printf("checked end to end in %.2f s: %.3f ms (model plan) / %.3f ms (verified) / %.3f ms "
+                           "(oneDNN alone)%s (0: not timed); kept the %s\n",
                            report.check_s, report.model_plan_ms, report.verified_ms, report.onednn_alone_ms, without,
                            kept);
                 }

@@ -156,13 +156,13 @@ void cli_kept_name(const convsel_check_report *report, char *buf, size_t size)
         snprintf(buf, size, "%s", convsel_kept_plan_name(report->kept));
 }
 
-void cli_without_times(const convsel_check_report *report, char *buf, size_t size)
+void cli_without_times(const convsel_check_report *report, const char *unit, char *buf, size_t size)
 {
     size_t len = 0;
     if (size)
         buf[0] = '\0';
     for (size_t a = 0; a < report->n_without && len < size; a++) {
-        int w = snprintf(buf + len, size - len, ", %.3f ms without %s", report->without[a].ms,
+        int w = snprintf(buf + len, size - len, " / %.3f%s (without %s)", report->without[a].ms, unit,
                          report->without[a].family);
         if (w < 0)
             break;
