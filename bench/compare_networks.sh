@@ -102,9 +102,11 @@ with open(prefix + ".md", "w") as f:
                     f"{r['oracle_profile_s'] * 1e3 / max(r['verified_select_ms'], 1e-3):.0f}x |\n")
     if check:
         f.write(f"\n## With `--verify {verify} --check` (then the fastest end to end of the model's plan, the verified "
-                "plan and oneDNN alone)\n\n"
-                "The check's own end-to-end medians are in the `check_*` columns of the CSV; checked ms is the time "
-                "of the row the kept plan copies (model plan, verified plan or onednn_auto), timed with the others.\n\n"
+                "plan, oneDNN alone and, since session 13, the plans chosen again without each family the plan uses)\n\n"
+                "The check's own end-to-end medians are in the `check_*` columns of the CSV (the JSONL has "
+                "`check_without`); checked ms is the time of the row the kept plan copies (model plan, verified plan "
+                "or onednn_auto), timed with the others, or, for a plan without a family, of that plan timed as a "
+                "row of its own with them.\n\n"
                 "| network | threads | kept | checked ms | speed-up | gap to oracle | check s |\n"
                 "|---|---|---|---|---|---|---|\n")
         for r in rows:
