@@ -1075,7 +1075,8 @@ const char *convsel_kept_plan_name(convsel_kept_plan kept);
 
 /*
  * The check alone, on plans already made: model_plan, verified_plan (may be
- * NULL) and oneDNN alone (built here from costs and opts) timed as above;
+ * NULL), oneDNN alone and the plans without each family (both built here
+ * from costs and opts) timed as above;
  * *plan receives a copy of the fastest, with verified_plan's
  * verified_layers and its verify_s plus the check's seconds.
  */
