@@ -22,6 +22,9 @@
 #define CHECK_COLD_RATIO 10.0
 /* At most this many plans without one family each (there are four). */
 #define CHECK_MAX_ABLATIONS 4
+_Static_assert(CHECK_MAX_ABLATIONS == sizeof ((convsel_check_report *)0)->without /
+                                          sizeof ((convsel_check_report *)0)->without[0],
+               "the report has a slot for every plan without a family");
 
 const char *convsel_kept_plan_name(convsel_kept_plan kept)
 {
