@@ -162,6 +162,22 @@ static convsel_status plan_copy(const convsel_plan *src, convsel_plan **out)
     return CONVSEL_OK;
 }
 
+/* The plan from costs with only the primitives excluded[] leaves (and quiet),
+ * or NULL, the error cleared, when they cannot compute every layer. */
+static convsel_plan *plan_excluding(const convsel_network *network, const convsel_select_options *opts,
+                                    const convsel_cost_source *costs, const unsigned char *excluded)
+{
+    convsel_select_options o = *opts;
+    o.excluded = excluded;
+    o.verbose = 0;
+    convsel_plan *plan = NULL;
+    if (convsel_select(network, &o, costs, &plan) != CONVSEL_OK) {
+        convsel_error_clear();
+        return NULL;
+    }
+    return plan;
+}
+
 convsel_status convsel_check_plans(const convsel_network *network, const convsel_select_options *opts_in,
                                    const convsel_cost_source *costs, const convsel_plan *model_plan,
                                    const convsel_plan *verified_plan, double max_time_s, convsel_plan **plan,
@@ -184,16 +200,10 @@ convsel_status convsel_check_plans(const convsel_network *network, const convsel
 
     /* oneDNN alone: onednn_auto everywhere, where it computes every layer
      * (and the caller did not exclude it). */
-    convsel_plan *alone = NULL;
     for (size_t i = 0; i < np; i++)
         only_auto[i] = i != auto_index;
-    convsel_select_options auto_opts = opts;
-    auto_opts.excluded = only_auto;
-    auto_opts.verbose = 0;
-    if ((opts.excluded && opts.excluded[auto_index]) || convsel_select(network, &auto_opts, costs, &alone) != CONVSEL_OK) {
-        alone = NULL;
-        convsel_error_clear();
-    }
+    convsel_plan *alone =
+        opts.excluded && opts.excluded[auto_index] ? NULL : plan_excluding(network, &opts, costs, only_auto);
 
     /* Per-layer times can mislead inside a network, and one family at a
      * time: on the twelfth session's Xeon, the own Winograd kernels, the
@@ -220,15 +230,9 @@ convsel_status convsel_check_plans(const convsel_network *network, const convsel
             continue;
         for (size_t j = 0; j < np; j++)
             without[j] = (opts.excluded && opts.excluded[j]) || strcmp(convsel_primitive_family(j), family) == 0;
-        convsel_select_options without_opts = opts;
-        without_opts.excluded = without;
-        without_opts.verbose = 0;
         families[n_ablated] = family;
-        if (convsel_select(network, &without_opts, costs, &ablated[n_ablated]) != CONVSEL_OK) {
-            ablated[n_ablated] = NULL; /* the family computes a layer nothing else does */
-            convsel_error_clear();
-        }
-        n_ablated++;
+        /* NULL where the family computes a layer nothing else does. */
+        ablated[n_ablated++] = plan_excluding(network, &opts, costs, without);
     }
 
     const convsel_plan *final[N_FINALISTS] = {model_plan, verified_plan, alone};
