@@ -249,6 +249,14 @@ static void price_as_selector(const convsel_model *model, const convsel_table *t
     }
 }
 
+/* fn (when not NULL) for every row with a prediction, in the datasets' order. */
+static void report_predictions(const convsel_table *t, const double *pred, convsel_prediction_fn fn, void *user)
+{
+    for (size_t i = 0; fn && i < t->n; i++)
+        if (!isnan(pred[i]))
+            fn(t->records[i], t->ms[i], pred[i], user);
+}
+
 static convsel_status eval(const convsel_model *model, const convsel_dataset *const *sets, size_t n,
                            int as_selector, int truth, convsel_prediction_fn fn, void *user,
                            convsel_metrics *metrics);
@@ -320,9 +328,8 @@ static convsel_status eval(const convsel_model *model, const convsel_dataset *co
     if (st == CONVSEL_OK)
         st = convsel_metrics_compute(t.n, t.layer, t.primitive, t.ms, pred, t.dispatcher, unranked, metrics);
     free(unranked);
-    for (size_t i = 0; st == CONVSEL_OK && fn && i < t.n; i++)
-        if (!isnan(pred[i]))
-            fn(t.records[i], t.ms[i], pred[i], user);
+    if (st == CONVSEL_OK)
+        report_predictions(&t, pred, fn, user);
     free(pred);
     convsel_table_free(&t);
     return st;
@@ -460,9 +467,8 @@ static convsel_status cv(const convsel_dataset *const *sets, size_t n, const con
     rescore(&t, truth);
     if (st == CONVSEL_OK)
         st = convsel_metrics_compute(t.n, t.layer, t.primitive, t.ms, pred, t.dispatcher, NULL, metrics);
-    for (size_t i = 0; st == CONVSEL_OK && fn && i < t.n; i++)
-        if (!isnan(pred[i]))
-            fn(t.records[i], t.ms[i], pred[i], user);
+    if (st == CONVSEL_OK)
+        report_predictions(&t, pred, fn, user);
 done:
     free(pred);
     free(train);

@@ -322,15 +322,15 @@ int cmd_compare(int argc, char **argv)
                    timings[AUTO].median_ms / timings[VERIFIED].median_ms,
                    100.0 * (timings[VERIFIED].median_ms / timings[ORACLE].median_ms - 1.0));
         char without[256] = "";
-        if (check)
+        if (check) {
             cli_without_times(&check_report, "", without, sizeof without);
-        if (check)
             printf("with --check: end to end %.3f (model plan) / %.3f (verified) / %.3f (oneDNN alone)%s ms in "
                    "%.2f s, kept the %s; %.3fx faster than oneDNN alone, %+.1f%% from the oracle\n",
                    check_report.model_plan_ms, check_report.verified_ms, check_report.onednn_alone_ms, without,
                    check_report.check_s, kept_name,
                    timings[AUTO].median_ms / timings[CHECKED].median_ms,
                    100.0 * (timings[CHECKED].median_ms / timings[ORACLE].median_ms - 1.0));
+        }
     }
     goto done;
 fail:
