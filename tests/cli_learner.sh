@@ -56,26 +56,25 @@ med_mape=$(sed -n 's/.*"mape": \([-0-9.e]*\).*/\1/p' "$tmp/out")
 [ -n "$min_mape" ] && [ "$min_mape" != "$med_mape" ] || fail "--truth min and median gave the same MAPE ($min_mape)"
 expect_rc 0 eval --cv random --params trees=20 --truth min --json "$tmp/data.msgpack"
 expect_rc 2 eval --truth mean "$tmp/data.msgpack"
-# --predictions: one row per scored held-out record, and the metrics are made of them.
+# --predictions: one row per scored record (with --cv, per held-out one), header first, and
+# the metrics are made of them. check_predictions CSV LABEL reads the JSON eval left in $tmp/out.
+check_predictions() {
+    local csv=$1 label=$2 n_rec mape rows
+    head -1 "$csv" | grep -qx "name,desc,threads,primitive,measured_ms,predicted_ms" ||
+        fail "$label header: $(head -1 "$csv")"
+    n_rec=$(sed -n 's/.*"n_records": \([0-9]*\).*/\1/p' "$tmp/out")
+    mape=$(sed -n 's/.*"mape": \([-0-9.e]*\).*/\1/p' "$tmp/out")
+    rows=$(($(wc -l <"$csv") - 1))
+    [ -n "$n_rec" ] && [ "$rows" -eq "$n_rec" ] || fail "$label wrote $rows rows for $n_rec records"
+    awk -F, -v m="$mape" 'NR > 1 { d = $6 - $5; s += (d < 0 ? -d : d) / $5; n++ }
+        END { r = s / n; exit !(n > 0 && (r - m < 1e-4 * m) && (m - r < 1e-4 * m)) }' "$csv" ||
+        fail "$label: MAPE is not the metrics' ($mape)"
+}
 expect_rc 0 eval --cv random --params trees=20 --predictions "$tmp/pred.csv" --json "$tmp/data.msgpack"
-head -1 "$tmp/pred.csv" | grep -qx "name,desc,threads,primitive,measured_ms,predicted_ms" ||
-    fail "--predictions header: $(head -1 "$tmp/pred.csv")"
-n_rec=$(sed -n 's/.*"n_records": \([0-9]*\).*/\1/p' "$tmp/out")
-cv_mape=$(sed -n 's/.*"mape": \([-0-9.e]*\).*/\1/p' "$tmp/out")
-rows=$(($(wc -l <"$tmp/pred.csv") - 1))
-[ -n "$n_rec" ] && [ "$rows" -eq "$n_rec" ] || fail "--predictions wrote $rows rows for $n_rec records"
-awk -F, -v m="$cv_mape" 'NR > 1 { d = $6 - $5; s += (d < 0 ? -d : d) / $5; n++ }
-    END { r = s / n; exit !(n > 0 && (r - m < 1e-4 * m) && (m - r < 1e-4 * m)) }' "$tmp/pred.csv" ||
-    fail "--predictions' MAPE is not the metrics' ($cv_mape)"
-# Without --cv: the model's prediction of every scored record, again the metrics' MAPE.
+check_predictions "$tmp/pred.csv" "eval --cv --predictions"
+# Without --cv: the model's prediction of every scored record.
 expect_rc 0 eval --model "$tmp/model.msgpack" --predictions "$tmp/p2.csv" --json "$tmp/data.msgpack"
-n_rec=$(sed -n 's/.*"n_records": \([0-9]*\).*/\1/p' "$tmp/out")
-mape=$(sed -n 's/.*"mape": \([-0-9.e]*\).*/\1/p' "$tmp/out")
-rows=$(($(wc -l <"$tmp/p2.csv") - 1))
-[ -n "$n_rec" ] && [ "$rows" -eq "$n_rec" ] || fail "eval --predictions wrote $rows rows for $n_rec records"
-awk -F, -v m="$mape" 'NR > 1 { d = $6 - $5; s += (d < 0 ? -d : d) / $5; n++ }
-    END { r = s / n; exit !(n > 0 && (r - m < 1e-4 * m) && (m - r < 1e-4 * m)) }' "$tmp/p2.csv" ||
-    fail "eval --predictions' MAPE is not the metrics' ($mape)"
+check_predictions "$tmp/p2.csv" "eval --predictions"
 expect_rc 0 eval --model "$tmp/model.msgpack" --as-selector --json "$tmp/data.msgpack"
 expect_rc 2 eval --cv random --as-selector "$tmp/data.msgpack"
 grep -q "goes without --cv" "$tmp/err" || fail "--as-selector with --cv: $(cat "$tmp/err")"
