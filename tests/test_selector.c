@@ -590,6 +590,31 @@ static void test_naive_kernels(void)
             CHECK_STR(plan->layers[i].primitive, "onednn_direct");
         convsel_plan_destroy(plan);
     }
+    /* --verify does not measure the naive kernel either: with onednn_direct
+     * and one other primitive allowed, the g4 layer has two candidates to
+     * measure only where oneDNN runs a real kernel there (a layer with fewer
+     * than two is left to the prediction). */
+    size_t other = SIZE_MAX;
+    for (size_t i = 0; i < np && other == SIZE_MAX; i++)
+        if (!convsel_primitive_is_reference(i) && strncmp(convsel_primitive_name(i), "onednn", 6) != 0 &&
+            convsel_primitive_applicable(i, g4, NULL, 0) && convsel_primitive_applicable(i, dense, NULL, 0))
+            other = i;
+    CHECK(other != SIZE_MAX);
+    if (excluded && other != SIZE_MAX) {
+        for (size_t i = 0; i < np; i++)
+            excluded[i] = i != direct && i != other;
+        o.excluded = excluded;
+        convsel_timing_options t = quick_timing();
+        plan = NULL;
+        CHECK_EQ(convsel_select_verified(net, &o, &src, 2, 1e9, &t, &plan), CONVSEL_OK);
+        if (plan && plan->n_layers == 2) {
+            CHECK_MSG(plan->layers[0].verified == !naive, "g4 layer verified: %d (naive kernels there: %d)",
+                      plan->layers[0].verified, naive);
+            CHECK(plan->layers[1].verified);
+            CHECK_EQ(plan->verified_layers, naive ? 1 : 2);
+        }
+        convsel_plan_destroy(plan);
+    }
     free(excluded);
     convsel_network_destroy(net);
 }
