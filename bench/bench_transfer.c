@@ -170,6 +170,11 @@ static int parse_options(int argc, char **argv, struct options *o)
                 return fprintf(stderr, "bench_transfer: bad --calib '%s'\n", v), -1;
             o->calib_text = v, i++;
         } else if (strcmp(a, "--source-data") == 0) {
+            /* An empty entry (",a", "a,,b", an unset shell variable) would
+             * quietly retrain on less data than the source had. */
+            size_t n = strlen(v);
+            if (n == 0 || v[0] == ',' || v[n - 1] == ',' || strstr(v, ",,"))
+                return fprintf(stderr, "bench_transfer: --source-data '%s' has an empty entry\n", v), -1;
             o->source_data = v, i++;
         } else if (strcmp(a, "--retrain-copies") == 0) {
             calib_params.retrain_copies = atoi(v), i++;
