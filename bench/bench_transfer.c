@@ -271,12 +271,14 @@ enum {
     ROW_FULL,
     ROW_RETRAIN_NONE, /* --source-data: source data alone, this split's seed */
     ROW_RETRAIN_FULL, /* --source-data: source data + the whole training part */
+    ROW_RETRAIN_LINEAR, /* --source-data: retrain, then linear on the same samples */
     ROW_COUNT
 };
 static const char *const row_names[ROW_COUNT] = {
     "source unchanged", "scratch on K", "calibrated linear", "calibrated trees", "calibrated both",
     "calibrated pooled", "calibrated auto", "calibrated retrain (source data + K)", "default on random K",
-    "full target train", "retrained on source data alone", "retrained on source data + full target"};
+    "full target train", "retrained on source data alone", "retrained on source data + full target",
+    "retrain, then linear on the same K"};
 
 struct cell {
     double spearman, spearman_pooled, mape, top1, regret_mean, regret_p95, seconds;
@@ -511,6 +513,14 @@ int main(int argc, char **argv)
                 if (!cal)
                     continue;
                 eval_into(cal, test, &row[ROW_METHOD + m], secs);
+                if (m == CONVSEL_CALIBRATE_RETRAIN) {
+                    /* Stacked: the retrained model's per-primitive lines
+                     * fitted on the samples it was retrained with. */
+                    double secs2;
+                    convsel_model *stacked = calibrate(cal, samples, CONVSEL_CALIBRATE_LINEAR, seed, &secs2);
+                    eval_into(stacked, test, &row[ROW_RETRAIN_LINEAR], secs + secs2);
+                    convsel_model_destroy(stacked);
+                }
                 if (m == CONVSEL_CALIBRATE_AUTO) {
                     convsel_calibration_info info;
                     if (convsel_model_calibration(cal, 0, &info) == CONVSEL_OK)
