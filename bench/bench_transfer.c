@@ -339,6 +339,10 @@ static convsel_calibrate_method default_method(void)
     return source_sets ? CONVSEL_CALIBRATE_RETRAIN : p.method;
 }
 
+/* --as-selector: the source's held-out rows priced as another kernel, left
+ * out as reference loops, and of unknown kernel, summed over the splits. */
+static size_t priced_as_rows, unranked_rows, unknown_kernel_rows, held_out_rows;
+
 static void eval_into(const convsel_model *model, const convsel_dataset *test, struct cell *c, double seconds)
 {
     convsel_metrics m;
@@ -348,6 +352,22 @@ static void eval_into(const convsel_model *model, const convsel_dataset *test, s
     if (st != CONVSEL_OK)
         die("eval", st);
     cell_add(c, &m, seconds);
+}
+
+/* The source unchanged, with the pricing's counts. */
+static void eval_source(const convsel_model *model, const convsel_dataset *test, struct cell *c)
+{
+    convsel_metrics m;
+    const convsel_dataset *sets[1] = {test};
+    convsel_status st = as_selector ? convsel_model_eval_as_selector(model, sets, 1, &m)
+                                    : convsel_model_eval(model, sets, 1, &m);
+    if (st != CONVSEL_OK)
+        die("eval", st);
+    cell_add(c, &m, 0.0);
+    priced_as_rows += m.n_priced_as;
+    unranked_rows += m.n_unranked;
+    unknown_kernel_rows += m.n_kernel_unknown;
+    held_out_rows += m.n_records;
 }
 
 /* What auto chose, per K and method, over the repeats. */
@@ -458,7 +478,7 @@ int main(int argc, char **argv)
                 cpu ? convsel_isa_name(cpu->isa_cap) : "?", pool.n, convsel_dataset_size(test));
 
         struct cell source_cell = {0}, full_cell = {0}, retrain_none_cell = {0}, retrain_full_cell = {0};
-        eval_into(source, test, &source_cell, 0.0);
+        eval_source(source, test, &source_cell);
         {
             const convsel_dataset *sets[1] = {train};
             convsel_model *full;
@@ -591,10 +611,14 @@ int main(int argc, char **argv)
             o.synthetic ? " --synthetic" : "", o.as_selector ? " --as-selector" : "", date);
     if (o.as_selector)
         fprintf(md, "- predictions priced as `convsel select` prices them: a oneDNN primitive that oneDNN would "
-                    "run as its im2col + sgemm kernel on the target is predicted as `onednn_gemm` "
-                    "(`convsel_primitive_runs_as`, asked of oneDNN under the target's ISA cap), and one that oneDNN "
+                    "run as its im2col + sgemm kernel on the target is predicted as `onednn_gemm`, and one that oneDNN "
                     "would run as its reference loops (`ref:any`) is left out of the configuration's ranking, as "
-                    "the selector leaves it out (records of the target's CPU only)\n");
+                    "the selector leaves it out. The kernel is the record's `kernel` column where the profiler wrote it, "
+                    "else what oneDNN on this machine would run under the record's ISA cap (files profiled before "
+                    "the column existed). Over the splits' held-out records (%zu): %zu predicted as another kernel, "
+                    "%zu left out as reference loops, %zu of unknown kernel (measured under another cap than this "
+                    "run's, priced as themselves)\n",
+                held_out_rows, priced_as_rows, unranked_rows, unknown_kernel_rows);
     if (o.calib_text)
         fprintf(md, "- calibration parameters other than the defaults: `--calib %s`\n", o.calib_text);
     if (o.source_data)
@@ -604,6 +628,10 @@ int main(int argc, char **argv)
                     "itself); \"+ full target\": plus the target's whole training part once\n",
                 o.source_data, calib_params.retrain_copies,
                 (unsigned long long)convsel_model_params(source)->seed);
+    convsel_fingerprint here;
+    if (!o.synthetic && convsel_fingerprint_get(&here) == CONVSEL_OK)
+        fprintf(md, "- run on: %s (%s, %d cores, cap %s)\n", here.model_name, here.microarch, here.cores,
+                convsel_isa_name(convsel_get_isa()));
     fprintf(md, "- source model: `%s`%s%s (trained on %s, cap %s)\n", convsel_model_id(source),
             o.synthetic ? "" : ", ", o.synthetic ? "" : o.source_path, src_cpu ? src_cpu->model_name : "?",
             src_cpu ? convsel_isa_name(src_cpu->isa_cap) : "?");
@@ -676,6 +704,12 @@ int main(int argc, char **argv)
     fclose(csv);
     fclose(md);
     printf("wrote %s.md and %s.csv\n", o.out_prefix, o.out_prefix);
+    if (o.as_selector && unknown_kernel_rows)
+        fprintf(stderr,
+                "bench_transfer: warning: %zu of %zu held-out records have no kernel recorded and another ISA cap "
+                "than this run's (%s): they were priced as themselves; run under the target's cap "
+                "(CONVSEL_ISA)\n",
+                unknown_kernel_rows, held_out_rows, convsel_isa_name(convsel_get_isa()));
     for (size_t i = 0; i < n_done; i++)
         for (int r = 0; r < ROW_COUNT; r++) {
             if (!done_cells[i][r].n)

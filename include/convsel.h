@@ -358,6 +358,8 @@ typedef struct convsel_measurement {
     double create_ms;      /* time convsel_instance_create took */
     convsel_timing timing; /* of convsel_instance_run alone */
     double gflops;         /* convsel_problem_flops / median time */
+    size_t kernel;         /* the primitive whose kernel ran (convsel_primitive_runs_as);
+                              SIZE_MAX when the library could not say */
 } convsel_measurement;
 
 /*
@@ -410,6 +412,10 @@ typedef struct convsel_record {
     int runs;
     double create_ms;
     convsel_tensor tensor;     /* reorder: which activation; conv: SRC */
+    char kernel[32];           /* conv: the primitive whose kernel ran (convsel_primitive_runs_as:
+                                  "onednn_gemm" for a oneDNN variant run as its gemm code, the
+                                  reference for its reference loops, else the primitive itself);
+                                  "" when not recorded (files written before the column) */
 } convsel_record;
 
 typedef struct convsel_dataset convsel_dataset;
@@ -929,6 +935,12 @@ typedef struct convsel_metrics {
      * latencies are ordered across layers too). */
     double mape, within10, spearman, top1, regret_mean, regret_p95, spearman_pooled;
     size_t n_records, n_layers;
+    /* As the selector prices (convsel_model_eval_as_selector), else 0: rows
+     * predicted as the kernel that ran them, rows left out of the ranking as
+     * a library's reference loops, and rows whose kernel is not known (no
+     * kernel recorded and measured under another ISA cap than this
+     * process's), which stay priced as themselves. */
+    size_t n_priced_as, n_unranked, n_kernel_unknown;
 } convsel_metrics;
 
 /* Evaluates model on the datasets' conv records (records of primitives the

@@ -226,26 +226,54 @@ convsel_status convsel_metrics_compute(size_t n, const size_t *layer, const int3
     return CONVSEL_OK;
 }
 
-/* Re-prices the rows measured on this CPU as the selector's cost source
- * prices them (convsel_model_costs_priced_as), and marks in unranked the
- * rows whose kernel is a library's reference loops, which the selector
- * leaves out (convsel_select_runs_naive). */
-static void price_as_selector(const convsel_model *model, const convsel_table *t, double *pred, uint8_t *unranked)
+/* The kernel that ran a row's record (primitive c): the record's kernel
+ * column where the profiler wrote it; else, for a record measured under the
+ * ISA cap in force, what this machine's libraries would run (files profiled
+ * before the column existed: oneDNN's choice is taken to turn on the cap and
+ * the shape, not on the CPU model; docs/transfer.md checks that against a
+ * run on the Xeon); SIZE_MAX when neither is known. */
+static size_t row_kernel(const convsel_record *r, size_t c)
 {
-    convsel_model_costs mc = {.model = model};
-    if (convsel_fingerprint_get(&mc.cpu) != CONVSEL_OK)
-        return;
+    size_t k;
+    if (r->kernel[0])
+        return convsel_primitive_find(r->kernel, &k) == CONVSEL_OK ? k : SIZE_MAX;
+    if (r->isa != convsel_get_isa() || convsel_primitive_runs_as(c, &r->problem, r->threads, &k) != CONVSEL_OK)
+        return SIZE_MAX;
+    return k;
+}
+
+/* Re-prices the rows as the selector's cost source prices them
+ * (convsel_model_costs_priced_as: a primitive run as another's kernel is
+ * predicted as that kernel), and marks in unranked the rows whose kernel is
+ * a library's reference loops, which the selector leaves out
+ * (convsel_select_runs_naive). How many rows each happened to goes into
+ * the metrics, with the rows whose kernel is not known. */
+static void price_as_selector(const convsel_model *model, const convsel_table *t, double *pred, uint8_t *unranked,
+                              convsel_metrics *m)
+{
     for (size_t i = 0; i < t->n; i++) {
-        const convsel_fingerprint *fp = &t->fingerprints[t->fingerprint[i]];
-        size_t c = t->catalogue[t->primitive[i]];
-        if (!isfinite(pred[i]) || c == SIZE_MAX || !convsel_fingerprint_same_cpu(fp, &mc.cpu))
+        const size_t c = t->catalogue[t->primitive[i]];
+        if (!isfinite(pred[i]) || c == SIZE_MAX)
             continue;
         const convsel_record *r = t->records[i];
-        size_t as = convsel_model_costs_priced_as(&mc, &r->problem, r->threads, c);
+        const size_t as = row_kernel(r, c);
+        size_t j;
         double ms;
-        if (as != c && convsel_model_predict_ms(model, &r->problem, r->threads, as, fp, &ms) == CONVSEL_OK)
+        if (as == SIZE_MAX) {
+            m->n_kernel_unknown++;
+        } else if (as == c) {
+            continue;
+        } else if (convsel_primitive_is_reference(as)) {
+            if (!convsel_primitive_is_reference(c)) {
+                unranked[i] = 1;
+                m->n_unranked++;
+            }
+        } else if (convsel_model_primitive_find(model, convsel_primitive_name(as), &j) == CONVSEL_OK &&
+                   convsel_model_predict_ms(model, &r->problem, r->threads, as, &t->fingerprints[t->fingerprint[i]],
+                                            &ms) == CONVSEL_OK) {
             pred[i] = ms;
-        unranked[i] = (uint8_t)convsel_select_runs_naive(c, &r->problem, r->threads);
+            m->n_priced_as++;
+        }
     }
 }
 
@@ -321,12 +349,18 @@ static convsel_status eval(const convsel_model *model, const convsel_dataset *co
         convsel_table_free(&t);
         return convsel_error(CONVSEL_OUT_OF_MEMORY, "out of memory");
     }
+    convsel_metrics priced = {0};
     st = convsel_model_predict_table(model, &t, NULL, pred);
     if (st == CONVSEL_OK && as_selector)
-        price_as_selector(model, &t, pred, unranked);
+        price_as_selector(model, &t, pred, unranked, &priced);
     rescore(&t, truth);
     if (st == CONVSEL_OK)
         st = convsel_metrics_compute(t.n, t.layer, t.primitive, t.ms, pred, t.dispatcher, unranked, metrics);
+    if (st == CONVSEL_OK) {
+        metrics->n_priced_as = priced.n_priced_as;
+        metrics->n_unranked = priced.n_unranked;
+        metrics->n_kernel_unknown = priced.n_kernel_unknown;
+    }
     free(unranked);
     if (st == CONVSEL_OK)
         report_predictions(&t, pred, fn, user);

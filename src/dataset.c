@@ -259,6 +259,8 @@ static int check_record(const convsel_record *r, size_t n_fingerprints, char *wh
     if (memchr(r->problem.name, '\0', sizeof r->problem.name) == NULL ||
         memchr(r->primitive, '\0', sizeof r->primitive) == NULL || r->primitive[0] == '\0')
         return snprintf(why, size, "primitive name missing or too long"), -1;
+    if (memchr(r->kernel, '\0', sizeof r->kernel) == NULL)
+        return snprintf(why, size, "kernel name too long"), -1;
     if ((int)r->from < 0 || r->from >= CONVSEL_LAYOUT_COUNT || (int)r->to < 0 || r->to >= CONVSEL_LAYOUT_COUNT)
         return snprintf(why, size, "unknown layout"), -1;
     if ((int)r->isa < 0 || r->isa >= CONVSEL_ISA_COUNT)
@@ -561,7 +563,7 @@ convsel_status convsel_dataset_split(const convsel_dataset *dataset, double test
 enum column {
     COL_KIND, COL_TENSOR, COL_NAME, COL_G, COL_MB, COL_IC, COL_IH, COL_IW, COL_OC, COL_OH, COL_OW, COL_KH, COL_KW,
     COL_SH, COL_SW, COL_PH, COL_PW, COL_DH, COL_DW, COL_REPEAT, COL_PRIMITIVE, COL_FROM, COL_TO, COL_THREADS,
-    COL_ISA, COL_FINGERPRINT, COL_MIN, COL_P10, COL_MEDIAN, COL_P90, COL_RUNS, COL_CREATE, COL_COUNT
+    COL_ISA, COL_FINGERPRINT, COL_MIN, COL_P10, COL_MEDIAN, COL_P90, COL_RUNS, COL_CREATE, COL_KERNEL, COL_COUNT
 };
 
 enum column_type { T_STR, T_INT, T_FLOAT };
@@ -587,6 +589,7 @@ static const struct {
     [COL_MIN] = {"min_ms", T_FLOAT, 1},        [COL_P10] = {"p10_ms", T_FLOAT, 1},
     [COL_MEDIAN] = {"median_ms", T_FLOAT, 1},  [COL_P90] = {"p90_ms", T_FLOAT, 1},
     [COL_RUNS] = {"runs", T_INT, 1},           [COL_CREATE] = {"create_ms", T_FLOAT, 0},
+    [COL_KERNEL] = {"kernel", T_STR, 0},
 };
 
 static const char *const kind_names[] = {"conv", "reorder"};
@@ -701,6 +704,7 @@ static void pack_record(struct packer *p, const convsel_record *r)
     pack_double(p, r->p90_ms);
     pack_int(p, r->runs);
     pack_double(p, r->create_ms);
+    pack_str(p, r->kernel);
 }
 
 static convsel_status write_all(int fd, const char *data, size_t size, const char *path)
@@ -1291,6 +1295,7 @@ static int read_record(struct reader *r, const struct schema *schema, size_t n_f
                 rec->runs = (int)x;
                 break;
             case COL_CREATE: rc = read_double(r, "create_ms", &rec->create_ms); break;
+            case COL_KERNEL: rc = read_str(r, "kernel", rec->kernel, sizeof rec->kernel); break;
             default: rc = mp_skip(r, 1); break;
             }
         }

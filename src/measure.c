@@ -105,6 +105,7 @@ convsel_status convsel_measure_problem(const convsel_problem *problem, int threa
     for (size_t i = 0; i < count; i++) {
         memset(&out[i], 0, sizeof out[i]);
         out[i].primitive = i;
+        out[i].kernel = SIZE_MAX;
         snprintf(out[i].why, sizeof out[i].why, "not selected");
     }
 
@@ -149,6 +150,8 @@ convsel_status convsel_measure_problem(const convsel_problem *problem, int threa
         n++; /* from here on the candidate's resources are freed with the rest */
         if (st != CONVSEL_OK)
             goto done;
+        if (convsel_primitive_runs_as(i, problem, threads, &out[i].kernel) != CONVSEL_OK)
+            out[i].kernel = SIZE_MAX; /* recorded as unknown, the measurement stands */
         st = candidate_prepare(c, problem, src_nchw);
         if (st != CONVSEL_OK)
             goto done;

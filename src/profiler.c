@@ -161,6 +161,8 @@ static convsel_status profile_config(const struct config *cfg, const convsel_pro
         r.kind = CONVSEL_RECORD_CONV;
         r.tensor = CONVSEL_TENSOR_SRC;
         snprintf(r.primitive, sizeof r.primitive, "%s", convsel_primitive_name(i));
+        if (m->kernel != SIZE_MAX)
+            snprintf(r.kernel, sizeof r.kernel, "%s", convsel_primitive_name(m->kernel));
         r.from = m->src_layout;
         r.to = m->dst_layout;
         used[m->src_layout] = used[m->dst_layout] = 1;

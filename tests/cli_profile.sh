@@ -56,6 +56,27 @@ expect_rc 0 profile --net "$tmp/net.txt" "${fast[@]}" --resume -o "$tmp/a.msgpac
 expect_rc 0 dataset export --csv "$tmp/a.msgpack"
 head -1 "$tmp/out" | grep -q "^file,kind,tensor,name,desc," || fail "CSV header: $(head -1 "$tmp/out")"
 [ "$(($(wc -l <"$tmp/out") - 1))" = "$records_a" ] || fail "CSV rows != records"
+# Each convolution record names the kernel that ran it: a catalogue primitive,
+# the primitive itself unless it is one of oneDNN's (which may run as its gemm
+# code or its reference loops); reorders name none.
+"$convsel" primitives | awk 'NR > 1 {print $1}' >"$tmp/names"
+if command -v python3 >/dev/null; then
+    python3 - "$tmp/out" "$tmp/names" <<'EOF' || fail "CSV kernel column"
+import csv, sys
+names = set(open(sys.argv[2]).read().split())
+rows = list(csv.DictReader(open(sys.argv[1])))
+conv = [r for r in rows if r["kind"] == "conv"]
+assert conv, "no conv rows"
+for r in rows:
+    k = r["kernel"]
+    if r["kind"] == "reorder":
+        assert k == "", r
+    elif not r["primitive"].startswith("onednn_"):
+        assert k == r["primitive"], (r["primitive"], k)
+    else:
+        assert k in names, (r["primitive"], k)
+EOF
+fi
 
 # ---------------------------------------------------------------- shards, merge, split
 for i in 0 1; do

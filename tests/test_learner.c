@@ -530,6 +530,88 @@ static void test_eval_by_hand(void)
     CHECK_NEAR(m.regret_mean, 0.0, 1e-12);
 }
 
+/* Scoring as the selector prices, from the kernel each record says ran it,
+ * on a CPU and an ISA cap that are not this process's (as a dataset profiled
+ * elsewhere is). onednn_direct is predicted fastest everywhere (its
+ * geometric mean is the lowest). Layer 1: its record ran as the reference
+ * loops (100 ms), so it leaves the ranking and im2col_gemm (1 ms, the
+ * fastest) is picked. Layer 2: it ran as onednn_gemm, so it is priced as
+ * onednn_gemm (2 ms predicted) and im2col_gemm (1 ms) is picked over it
+ * (0.5 ms measured): regret 1. Layer 3: no kernel recorded anywhere and
+ * another cap, so its rows are counted as unknown and priced as
+ * themselves: onednn_direct, the fastest, is picked. */
+static void test_eval_recorded_kernels(void)
+{
+    convsel_dataset *ds;
+    CHECK_EQ(convsel_dataset_create(&ds), CONVSEL_OK);
+    convsel_fingerprint fp;
+    syn_fingerprint(&fp);
+    const convsel_isa other = convsel_get_isa() == CONVSEL_ISA_SSE41 ? CONVSEL_ISA_AVX2 : CONVSEL_ISA_SSE41;
+    fp.isa_cap = other;
+    uint32_t fi;
+    CHECK_EQ(convsel_dataset_add_fingerprint(ds, &fp, &fi), CONVSEL_OK);
+    const char *descs[3] = {"mb1ic16ih14oc16oh14kh3ph1n\"k:l1\"", "mb1ic32ih14oc32oh14kh3ph1n\"k:l2\"",
+                            "mb1ic64ih14oc64oh14kh3ph1n\"k:l3\""};
+    const char *prims[3] = {"onednn_direct", "onednn_gemm", "im2col_gemm"};
+    const double ms[3][3] = {{100, 2, 1}, {0.5, 2, 1}, {0.01, 2, 1}};
+    const char *kernels[3][3] = {{"reference", "onednn_gemm", "im2col_gemm"},
+                                 {"onednn_gemm", "onednn_gemm", "im2col_gemm"},
+                                 {"", "", ""}};
+    for (int l = 0; l < 3; l++)
+        for (int k = 0; k < 3; k++) {
+            convsel_record r;
+            memset(&r, 0, sizeof r);
+            r.kind = CONVSEL_RECORD_CONV;
+            CHECK_EQ(convsel_problem_parse(descs[l], &r.problem), CONVSEL_OK);
+            snprintf(r.primitive, sizeof r.primitive, "%s", prims[k]);
+            snprintf(r.kernel, sizeof r.kernel, "%s", kernels[l][k]);
+            r.threads = 1;
+            r.isa = other;
+            r.fingerprint = fi;
+            r.min_ms = r.p10_ms = r.median_ms = r.p90_ms = ms[l][k];
+            r.runs = 5;
+            CHECK_EQ(convsel_dataset_append(ds, &r), CONVSEL_OK);
+        }
+    convsel_train_params p;
+    convsel_train_params_default(&p);
+    p.trees = 0;
+    p.valid_fraction = 0;
+    p.target = CONVSEL_TARGET_LOG;
+    p.mode = CONVSEL_MODEL_PER_PRIMITIVE;
+    convsel_model *model;
+    const convsel_dataset *sets[1] = {ds};
+    CHECK_EQ(convsel_model_train(sets, 1, &p, NULL, NULL, &model), CONVSEL_OK);
+    convsel_metrics m;
+    CHECK_EQ(convsel_model_eval(model, sets, 1, &m), CONVSEL_OK);
+    CHECK_NEAR(m.regret_mean, 99.0 / 3, 1e-9); /* layer 1: 100 / 1 - 1; layers 2 and 3: 0 */
+    CHECK_EQ(m.n_priced_as + m.n_unranked + m.n_kernel_unknown, 0);
+    CHECK_EQ(convsel_model_eval_as_selector(model, sets, 1, &m), CONVSEL_OK);
+    CHECK_EQ(m.n_records, 9);
+    CHECK_EQ(m.n_unranked, 1);
+    CHECK_EQ(m.n_priced_as, 1);
+    CHECK_EQ(m.n_kernel_unknown, 3);
+    CHECK_NEAR(m.regret_mean, (0.0 + 1.0 + 0.0) / 3, 1e-9);
+    CHECK_NEAR(m.top1, 2.0 / 3, 1e-12);
+    /* A kernel name the catalogue does not know counts as unknown. */
+    convsel_dataset *bad;
+    CHECK_EQ(convsel_dataset_create(&bad), CONVSEL_OK);
+    CHECK_EQ(convsel_dataset_add_fingerprint(bad, &fp, &fi), CONVSEL_OK);
+    for (size_t i = 0; i < convsel_dataset_size(ds); i++) {
+        convsel_record r = *convsel_dataset_record(ds, i);
+        if (i == 0)
+            snprintf(r.kernel, sizeof r.kernel, "no_such_kernel");
+        CHECK_EQ(convsel_dataset_append(bad, &r), CONVSEL_OK);
+    }
+    sets[0] = bad;
+    CHECK_EQ(convsel_model_eval_as_selector(model, sets, 1, &m), CONVSEL_OK);
+    CHECK_EQ(m.n_unranked, 0);
+    CHECK_EQ(m.n_kernel_unknown, 4);
+    CHECK_NEAR(m.regret_mean, (99.0 + 1.0 + 0.0) / 3, 1e-9);
+    convsel_dataset_destroy(bad);
+    convsel_model_destroy(model);
+    convsel_dataset_destroy(ds);
+}
+
 static int quiet_progress(const convsel_train_progress *p, void *user)
 {
     int *calls = user;
@@ -716,6 +798,7 @@ int main(void)
     test_roofline_fit();
     test_groups();
     test_eval_by_hand();
+    test_eval_recorded_kernels();
     test_synthetic();
     test_bags();
     return CHECK_DONE();

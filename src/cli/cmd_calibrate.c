@@ -268,6 +268,8 @@ static int profile(const candidates *c, const size_t *chosen, size_t k, const un
             r.kind = CONVSEL_RECORD_CONV;
             r.problem = cand->problem;
             snprintf(r.primitive, sizeof r.primitive, "%s", convsel_primitive_name(i));
+            if (m[i].kernel != SIZE_MAX)
+                snprintf(r.kernel, sizeof r.kernel, "%s", convsel_primitive_name(m[i].kernel));
             r.from = m[i].src_layout;
             r.to = m[i].dst_layout;
             r.threads = cand->threads;

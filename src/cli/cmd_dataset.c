@@ -294,8 +294,10 @@ static void export_records(FILE *out, const char *path, const convsel_dataset *d
         fprintf(out, ",%s,%s,%d,%s,%u,", convsel_layout_name(r->from), convsel_layout_name(r->to), r->threads,
                 convsel_isa_name(r->isa), (unsigned)r->fingerprint);
         cli_csv_field(out, fp ? fp->microarch : "");
-        fprintf(out, ",%.6g,%.6g,%.6g,%.6g,%d,%.6g,%.6g\n", r->min_ms, r->p10_ms, r->median_ms, r->p90_ms, r->runs,
+        fprintf(out, ",%.6g,%.6g,%.6g,%.6g,%d,%.6g,%.6g,", r->min_ms, r->p10_ms, r->median_ms, r->p90_ms, r->runs,
                 r->create_ms, r->median_ms > 0 ? convsel_problem_flops(p) / (r->median_ms * 1e6) : 0.0);
+        cli_csv_field(out, r->kernel);
+        fputc('\n', out);
     }
 }
 
@@ -326,7 +328,7 @@ static int cmd_export(int argc, char **argv)
         return CLI_FAIL;
     }
     fprintf(out, "file,kind,tensor,name,desc,g,mb,ic,ih,iw,oc,oh,ow,kh,kw,sh,sw,ph,pw,dh,dw,primitive,from,to,"
-                 "threads,isa,fingerprint,microarch,min_ms,p10_ms,median_ms,p90_ms,runs,create_ms,gflops\n");
+                 "threads,isa,fingerprint,microarch,min_ms,p10_ms,median_ms,p90_ms,runs,create_ms,gflops,kernel\n");
     int rc = CLI_OK;
     for (int i = 1; i < argc && rc == CLI_OK; i++) {
         if (strcmp(argv[i], "-o") == 0) {
