@@ -76,6 +76,12 @@ check_predictions "$tmp/pred.csv" "eval --cv --predictions"
 expect_rc 0 eval --model "$tmp/model.msgpack" --predictions "$tmp/p2.csv" --json "$tmp/data.msgpack"
 check_predictions "$tmp/p2.csv" "eval --predictions"
 expect_rc 0 eval --model "$tmp/model.msgpack" --as-selector --json "$tmp/data.msgpack"
+grep -q '"n_kernel_unknown"' "$tmp/out" || fail "eval --as-selector --json: no pricing counts: $(cat "$tmp/out")"
+# Records without a kernel column, measured under another cap than this run's:
+# priced as themselves, counted and warned about.
+expect_rc 0 eval --isa sse41 --model "$tmp/model.msgpack" --as-selector "$tmp/data.msgpack"
+grep -q "left out as reference loops, [1-9][0-9]* of unknown kernel" "$tmp/out" &&
+    grep -q "no kernel recorded" "$tmp/err" || fail "eval --as-selector under another cap: $(cat "$tmp/out" "$tmp/err")"
 expect_rc 2 eval --cv random --as-selector "$tmp/data.msgpack"
 grep -q "goes without --cv" "$tmp/err" || fail "--as-selector with --cv: $(cat "$tmp/err")"
 expect_rc 1 eval --model "$tmp/model.msgpack" --predictions "$tmp/no/such/dir.csv" "$tmp/data.msgpack"

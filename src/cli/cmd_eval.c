@@ -25,8 +25,10 @@ static void usage(FILE *out)
             "\n"
             "  --truth STAT  score against this statistic of the measurements instead of the one the\n"
             "                model learns (training is unchanged)\n"
-            "  --as-selector (without --cv) price records measured on this CPU as `convsel select`\n"
-            "                does: as the primitive whose kernel they run here\n"
+            "  --as-selector (without --cv) price records as `convsel select` does: as the primitive\n"
+            "                whose kernel ran them (the dataset's kernel column; for files without it,\n"
+            "                asked of this machine's oneDNN under the record's ISA cap, so run under\n"
+            "                that cap: --isa or CONVSEL_ISA), leaving reference loops out of the ranking\n"
             "  --predictions CSV  writes every scored (with --cv: held-out) record's prediction: name,\n"
             "                desc, threads, primitive, measured_ms (the statistic scored against),\n"
             "                predicted_ms\n"
@@ -189,7 +191,11 @@ int cmd_eval(int argc, char **argv)
             json_number("top1", m.top1, 0);
             json_number("regret_mean", m.regret_mean, 0);
             json_number("regret_p95", m.regret_p95, 0);
-            printf("  \"n_records\": %zu,\n  \"n_layers\": %zu\n}\n", m.n_records, m.n_layers);
+            printf("  \"n_records\": %zu,\n  \"n_layers\": %zu", m.n_records, m.n_layers);
+            if (as_selector)
+                printf(",\n  \"n_priced_as\": %zu,\n  \"n_unranked\": %zu,\n  \"n_kernel_unknown\": %zu",
+                       m.n_priced_as, m.n_unranked, m.n_kernel_unknown);
+            printf("\n}\n");
         } else {
             if (cv)
                 printf("cross-validation (%s)\n", cv);
@@ -203,7 +209,16 @@ int cmd_eval(int argc, char **argv)
                    m.spearman_pooled);
             printf("top-1        %.1f%%\n", 100 * m.top1);
             printf("regret       mean %.2f%%, p95 %.2f%%\n", 100 * m.regret_mean, 100 * m.regret_p95);
+            if (as_selector)
+                printf("as selector  %zu records priced as another kernel, %zu left out as reference loops, "
+                       "%zu of unknown kernel\n",
+                       m.n_priced_as, m.n_unranked, m.n_kernel_unknown);
         }
+        if (as_selector && m.n_kernel_unknown)
+            fprintf(stderr,
+                    "convsel eval: warning: %zu records have no kernel recorded and were measured under another "
+                    "ISA cap than this run's (%s): priced as themselves; run under their cap (--isa)\n",
+                    m.n_kernel_unknown, convsel_isa_name(convsel_get_isa()));
     }
     convsel_model_destroy(model);
     for (size_t i = 0; sets && i < n_files; i++)
