@@ -1205,6 +1205,22 @@ convsel_status convsel_model_retrain(const convsel_model *source, const convsel_
                                      size_t n_data, const convsel_dataset *target_samples,
                                      const convsel_calibrate_params *params, convsel_model **out);
 
+/*
+ * The method a plain `convsel calibrate` uses, given the datasets the source
+ * was trained on (source_data, n_data) and the samples profiled on the new
+ * CPU. RETRAIN where some sample conv record ran on a machine the learner's
+ * features have not seen in source_data — an ISA cap, a core count or a
+ * thread count that no source record has —, because retraining can then
+ * learn where the new rows depart; LINEAR where every sample's is seen:
+ * to the trees such a CPU looks like one they know (only the cache ratios
+ * differ), retraining hardly moves them, and the per-primitive lines are what
+ * adapts the model (docs/transfer.md, "The default method"). AUTO when
+ * source_data is NULL or empty or target_samples is NULL (nothing to retrain
+ * on). Never fails: without memory for the list it answers RETRAIN.
+ */
+convsel_calibrate_method convsel_calibrate_default_method(const convsel_dataset *const *source_data, size_t n_data,
+                                                          const convsel_dataset *target_samples);
+
 /* Provenance of one calibration of a model. */
 typedef struct convsel_calibration_info {
     char source_model[17];   /* id of the model it was calibrated from */

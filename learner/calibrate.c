@@ -766,6 +766,73 @@ done:
     return CONVSEL_OK;
 }
 
+/* ---------------------------------------------------------------- the default method */
+
+/* What the learner's features know of the machine a record ran on: the CPU
+ * features (ISA cap, cores) and the thread count. Two CPUs alike in all
+ * three differ to the trees only through the cache ratios. */
+typedef struct {
+    convsel_isa isa_cap;
+    int cores, threads;
+} machine_key;
+
+static machine_key record_machine(const convsel_dataset *ds, const convsel_record *r)
+{
+    const convsel_fingerprint *f = convsel_dataset_fingerprint(ds, r->fingerprint);
+    machine_key k = {f ? f->isa_cap : r->isa, f ? f->cores : 0, r->threads};
+    return k;
+}
+
+static int machine_key_in(const machine_key *keys, size_t n, machine_key k)
+{
+    for (size_t j = 0; j < n; j++)
+        if (keys[j].isa_cap == k.isa_cap && keys[j].cores == k.cores && keys[j].threads == k.threads)
+            return 1;
+    return 0;
+}
+
+convsel_calibrate_method convsel_calibrate_default_method(const convsel_dataset *const *source_data, size_t n_data,
+                                                          const convsel_dataset *target_samples)
+{
+    if (!source_data || n_data == 0 || !target_samples)
+        return CONVSEL_CALIBRATE_AUTO;
+    /* The distinct keys of the source's records: a handful (CPUs × caps ×
+     * thread counts), so a list searched linearly. */
+    machine_key *seen = NULL;
+    size_t n_seen = 0, cap = 0;
+    for (size_t d = 0; d < n_data; d++) {
+        const convsel_dataset *ds = source_data[d];
+        for (size_t i = 0; ds && i < convsel_dataset_size(ds); i++) {
+            const convsel_record *r = convsel_dataset_record(ds, i);
+            if (r->kind != CONVSEL_RECORD_CONV)
+                continue;
+            machine_key k = record_machine(ds, r);
+            if (machine_key_in(seen, n_seen, k))
+                continue;
+            if (n_seen == cap) {
+                size_t ncap = cap ? 2 * cap : 16;
+                machine_key *grown = realloc(seen, ncap * sizeof *grown);
+                if (!grown) {
+                    free(seen);
+                    return CONVSEL_CALIBRATE_RETRAIN; /* the former default */
+                }
+                seen = grown, cap = ncap;
+            }
+            seen[n_seen++] = k;
+        }
+    }
+    convsel_calibrate_method method = CONVSEL_CALIBRATE_LINEAR;
+    for (size_t i = 0; i < convsel_dataset_size(target_samples) && method == CONVSEL_CALIBRATE_LINEAR; i++) {
+        const convsel_record *r = convsel_dataset_record(target_samples, i);
+        if (r->kind != CONVSEL_RECORD_CONV)
+            continue;
+        if (!machine_key_in(seen, n_seen, record_machine(target_samples, r)))
+            method = CONVSEL_CALIBRATE_RETRAIN;
+    }
+    free(seen);
+    return method;
+}
+
 /* ---------------------------------------------------------------- choosing what to profile */
 
 enum { SPACE_DIMS = 8 };
