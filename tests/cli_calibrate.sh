@@ -26,7 +26,9 @@ mb1ic8ih12oc16oh6kh3sh2ph1n"tiny:c"
 mb1ic16ih6oc16oh6kh3ph1n"tiny:d"
 g8mb1ic8ih8oc8oh8kh3ph1n"tiny:e"
 EOF
-"$convsel" profile --net "$tmp/tiny.txt" --threads 1 --max-time-s 0.02 --no-reorders --quiet \
+# The source under the SSE4.1 cap, so that the AVX2 samples below ran on a machine
+# (ISA cap) its data lacks, on any x86 machine.
+"$convsel" --isa sse41 profile --net "$tmp/tiny.txt" --threads 1 --max-time-s 0.02 --no-reorders --quiet \
     -o "$tmp/source.msgpack" >/dev/null 2>"$tmp/err" || fail "profile exited $?: $(cat "$tmp/err")"
 "$convsel" train "$tmp/source.msgpack" -o "$tmp/source_model.msgpack" --params trees=20,valid_fraction=0 --quiet \
     >/dev/null 2>"$tmp/err" || fail "train exited $?: $(cat "$tmp/err")"
@@ -72,10 +74,23 @@ grep -q "needs the datasets the model was trained on" "$tmp/err" || fail "retrai
 expect_rc 2 calibrate --model "$tmp/source_model.msgpack" --from-data "$tmp/samples.msgpack" --method linear \
     --source-data "$tmp/source.msgpack" -o "$tmp/x.msgpack"
 grep -q "for --method retrain only" "$tmp/err" || fail "--source-data with linear: $(cat "$tmp/err")"
-# Given the source's data and no method, calibrate retrains.
+# Given the source's data and no method, calibrate retrains when the samples ran under a cap
+# (or a core or thread count) the data lacks, as here ...
 expect_rc 0 calibrate --model "$tmp/source_model.msgpack" --from-data "$tmp/samples.msgpack" \
     --source-data "$tmp/source.msgpack" --json -o "$tmp/x.msgpack"
-grep -q '"method": "retrain"' "$tmp/out" || fail "--source-data without --method: $(cat "$tmp/out")"
+grep -q '"method": "retrain", "chosen_by_auto": false, "method_by_default": true' "$tmp/out" ||
+    fail "--source-data without --method, new cap: $(cat "$tmp/out")"
+# ... and fits the per-primitive lines when the data has them all: its own records as samples.
+expect_rc 0 calibrate --model "$tmp/source_model.msgpack" --from-data "$tmp/source.msgpack" --samples 3 \
+    --source-data "$tmp/source.msgpack" -o "$tmp/x.msgpack"
+grep -q "method linear: this CPU's ISA cap, cores and thread counts all occur in the model's datasets" "$tmp/err" ||
+    fail "--source-data without --method, known machine: no reason on stderr: $(cat "$tmp/err")"
+grep -q "method linear (the default for this CPU)" "$tmp/out" ||
+    fail "--source-data without --method, known machine: $(cat "$tmp/out")"
+expect_rc 0 calibrate --model "$tmp/source_model.msgpack" --from-data "$tmp/source.msgpack" --samples 3 \
+    --source-data "$tmp/source.msgpack" --method retrain --json -o "$tmp/x.msgpack"
+grep -q '"method": "retrain", "chosen_by_auto": false, "method_by_default": false' "$tmp/out" ||
+    fail "--method retrain on a known machine: $(cat "$tmp/out")"
 expect_rc 1 calibrate --model "$tmp/source_model.msgpack" --from-data "$tmp/samples.msgpack" --method retrain \
     --source-data "$tmp/missing.msgpack" -o "$tmp/x.msgpack"
 grep -q "missing.msgpack" "$tmp/err" || fail "a missing --source-data file is not named: $(cat "$tmp/err")"

@@ -454,6 +454,81 @@ static convsel_record hand_record(const char *shape, const char *primitive, uint
     return r;
 }
 
+/* One record of shape on a CPU with this cap and core count, at threads. */
+static convsel_dataset *machine_dataset(convsel_isa cap, int cores, const int *threads, size_t n_threads,
+                                        convsel_record_kind kind)
+{
+    convsel_dataset *ds;
+    CHECK_EQ(convsel_dataset_create(&ds), CONVSEL_OK);
+    convsel_fingerprint f;
+    syn_fingerprint(&f);
+    f.isa_cap = cap;
+    f.cores = cores;
+    uint32_t fi;
+    CHECK_EQ(convsel_dataset_add_fingerprint(ds, &f, &fi), CONVSEL_OK);
+    for (size_t t = 0; t < n_threads; t++) {
+        convsel_record r = hand_record("mb1ic16ih14oc32oh14kh3ph1", "syn_direct", fi, 1.0);
+        r.kind = kind;
+        if (kind == CONVSEL_RECORD_REORDER)
+            snprintf(r.primitive, sizeof r.primitive, "reorder");
+        r.isa = cap;
+        r.threads = threads[t];
+        CHECK_EQ(convsel_dataset_append(ds, &r), CONVSEL_OK);
+    }
+    return ds;
+}
+
+/* calibrate's default: linear where every sample ran on a machine (ISA
+ * cap, cores, threads) that some source conv record ran on, retrain where one
+ * did not; auto without source data. Each case would fail the other way. */
+static void test_default_method(void)
+{
+    const int t12[] = {1, 2}, t1[] = {1}, t2[] = {2}, t4[] = {4}, t14[] = {1, 4};
+    convsel_dataset *zen = machine_dataset(CONVSEL_ISA_AVX512, 2, t12, 2, CONVSEL_RECORD_CONV);
+    convsel_dataset *avx2_t1 = machine_dataset(CONVSEL_ISA_AVX2, 2, t1, 1, CONVSEL_RECORD_CONV);
+    const convsel_dataset *one[1] = {zen}, *two[2] = {zen, avx2_t1};
+    struct {
+        convsel_isa cap;
+        int cores;
+        const int *threads;
+        size_t n;
+        convsel_record_kind kind;
+        const convsel_dataset *const *source;
+        size_t n_source;
+        convsel_calibrate_method want;
+    } cases[] = {
+        {CONVSEL_ISA_AVX512, 2, t12, 2, CONVSEL_RECORD_CONV, one, 1, CONVSEL_CALIBRATE_LINEAR},
+        {CONVSEL_ISA_AVX512, 2, t2, 1, CONVSEL_RECORD_CONV, one, 1, CONVSEL_CALIBRATE_LINEAR},
+        {CONVSEL_ISA_AVX512, 2, t4, 1, CONVSEL_RECORD_CONV, one, 1, CONVSEL_CALIBRATE_RETRAIN},  /* threads */
+        {CONVSEL_ISA_AVX512, 2, t14, 2, CONVSEL_RECORD_CONV, one, 1, CONVSEL_CALIBRATE_RETRAIN}, /* one of them */
+        {CONVSEL_ISA_AVX512, 16, t1, 1, CONVSEL_RECORD_CONV, one, 1, CONVSEL_CALIBRATE_RETRAIN}, /* cores */
+        {CONVSEL_ISA_AVX2, 2, t1, 1, CONVSEL_RECORD_CONV, one, 1, CONVSEL_CALIBRATE_RETRAIN},    /* ISA cap */
+        {CONVSEL_ISA_AVX2, 2, t1, 1, CONVSEL_RECORD_CONV, two, 2, CONVSEL_CALIBRATE_LINEAR},     /* 2nd file has it */
+        {CONVSEL_ISA_AVX2, 2, t2, 1, CONVSEL_RECORD_CONV, two, 2, CONVSEL_CALIBRATE_RETRAIN},
+        /* Reorder records are not what the trees learn from. */
+        {CONVSEL_ISA_AVX2, 2, t1, 1, CONVSEL_RECORD_REORDER, one, 1, CONVSEL_CALIBRATE_LINEAR},
+        {CONVSEL_ISA_AVX512, 2, t1, 1, CONVSEL_RECORD_CONV, NULL, 0, CONVSEL_CALIBRATE_AUTO},
+    };
+    for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
+        convsel_dataset *samples =
+            machine_dataset(cases[c].cap, cases[c].cores, cases[c].threads, cases[c].n, cases[c].kind);
+        convsel_calibrate_method got = convsel_calibrate_default_method(cases[c].source, cases[c].n_source, samples);
+        CHECK_MSG(got == cases[c].want, "case %zu: %s, want %s", c, convsel_calibrate_method_name(got),
+                  convsel_calibrate_method_name(cases[c].want));
+        convsel_dataset_destroy(samples);
+    }
+    /* Source records of the key that are reorders only do not count. */
+    convsel_dataset *reorders = machine_dataset(CONVSEL_ISA_AVX2, 4, t1, 1, CONVSEL_RECORD_REORDER);
+    convsel_dataset *samples = machine_dataset(CONVSEL_ISA_AVX2, 4, t1, 1, CONVSEL_RECORD_CONV);
+    const convsel_dataset *with_reorders[2] = {zen, reorders};
+    CHECK_EQ(convsel_calibrate_default_method(with_reorders, 2, samples), CONVSEL_CALIBRATE_RETRAIN);
+    CHECK_EQ(convsel_calibrate_default_method(one, 1, NULL), CONVSEL_CALIBRATE_AUTO);
+    convsel_dataset_destroy(samples);
+    convsel_dataset_destroy(reorders);
+    convsel_dataset_destroy(avx2_t1);
+    convsel_dataset_destroy(zen);
+}
+
 /* Candidates from a hand-built dataset of two configurations, measured in
  * an order other than their keys': one record repeated, a reorder record
  * (no candidate), a primitive source does not know (no applicable bit);
@@ -716,6 +791,7 @@ int main(void)
 
     test_choose(source, &p);
     test_candidates_from_dataset(source);
+    test_default_method();
     test_errors(source, train);
     test_planted_linear(source, test);
 

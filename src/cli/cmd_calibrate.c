@@ -33,10 +33,13 @@ static void usage(FILE *out)
             "                     default there: all of them)\n"
             "  --threads LIST     thread counts of the candidates, e.g. 1,2 (default 1,2)\n"
             "  --seed S           seed of the choice and of the residual trees (default 1)\n"
-            "  --method M         auto, pooled, linear, trees, both or retrain (default: retrain when\n"
-            "                     the model's datasets are at hand, else auto: pooled, linear or both,\n"
-            "                     by cross-validated regret on the samples; retrain: a new model\n"
-            "                     trained on the model's own datasets plus the samples)\n"
+            "  --method M         auto, pooled, linear, trees, both or retrain. Default, when the\n"
+            "                     model's datasets are at hand: retrain if this CPU's ISA cap, core\n"
+            "                     count or a thread count is new to them (the trees can learn it),\n"
+            "                     else linear (they cannot tell it apart); without them, auto:\n"
+            "                     pooled, linear or both, by cross-validated regret on the samples.\n"
+            "                     retrain: a new model trained on the model's own datasets plus the\n"
+            "                     samples\n"
             "  --source-data FILE a dataset the model was trained on (repeatable; for retrain; default:\n"
             "                     those MODEL.datasets beside the model lists, one path per line)\n"
             "  --retrain-copies R how many times retraining gives each sample (default 5)\n"
@@ -50,9 +53,9 @@ static void usage(FILE *out)
             "  --data FILE        also save the measured samples as a dataset\n"
             "  --from-data FILE   calibrate from a dataset profiled on the target CPU; nothing is\n"
             "                     measured\n"
-            "  --json             print {\"samples\", \"method\", \"chosen_by_auto\", \"cv_rmse_log\",\n"
-            "                     \"cv_regret_log\", \"seconds\", \"source_model\",\n"
-            "                     \"model\", ...}\n"
+            "  --json             print {\"samples\", \"method\", \"chosen_by_auto\",\n"
+            "                     \"method_by_default\", \"cv_rmse_log\", \"cv_regret_log\",\n"
+            "                     \"seconds\", \"source_model\", \"model\", ...}\n"
             "  --quiet            no progress on stderr\n"
             "  --if-needed        when the model already describes this CPU (same CPU and ISA cap),\n"
             "                     copy it to OUT and measure nothing\n"
@@ -474,8 +477,9 @@ int cmd_calibrate(int argc, char **argv)
         return CLI_USAGE;
     }
     /* The model file, and the datasets it was trained on when its sidecar
-     * lists them: with them at hand, retrain is the default (the best by
-     * the benchmark, docs/transfer.md); without them, auto. */
+     * lists them: with them at hand the default is retrain or linear, decided
+     * once the samples are measured (convsel_calibrate_default_method);
+     * without them, auto. */
     char default_path[4096];
     if (!model_path) {
         convsel_status dst = convsel_model_default_path(default_path, sizeof default_path);
@@ -654,6 +658,18 @@ int cmd_calibrate(int argc, char **argv)
         }
     }
 
+    /* Until here a default with the datasets at hand stood as retrain. */
+    const int method_by_default = !method_given && n_source_paths > 0;
+    if (method_by_default) {
+        params.method =
+            convsel_calibrate_default_method((const convsel_dataset *const *)source_data, n_source_paths, target);
+        if (!quiet && !json)
+            fprintf(stderr, "convsel %s: method %s: %s\n", CMD, convsel_calibrate_method_name(params.method),
+                    params.method == CONVSEL_CALIBRATE_RETRAIN
+                        ? "this CPU's ISA cap, cores or a thread count is new to the model's datasets"
+                        : "this CPU's ISA cap, cores and thread counts all occur in the model's datasets, "
+                          "so retraining could not tell it apart (docs/transfer.md)");
+    }
     if (params.method == CONVSEL_CALIBRATE_RETRAIN) {
         if (!quiet && !json)
             fprintf(stderr, "convsel %s: retraining on %zu datasets and the samples\n", CMD, n_source_paths);
@@ -676,9 +692,10 @@ int cmd_calibrate(int argc, char **argv)
     if (json) {
         printf("{\"samples\": %zu, \"records\": %zu, \"method\": ", info.samples, info.records);
         json_string(convsel_calibrate_method_name(info.method));
-        printf(", \"chosen_by_auto\": %s, \"cv_rmse_log\": %.4f, \"cv_regret_log\": %.4f, \"seconds\": %.3f, "
-               "\"profile_seconds\": %.3f, \"source_model\": ",
-               info.auto_chosen ? "true" : "false", info.cv_rmse_log, info.cv_regret_log, seconds, profile_s);
+        printf(", \"chosen_by_auto\": %s, \"method_by_default\": %s, \"cv_rmse_log\": %.4f, \"cv_regret_log\": %.4f, "
+               "\"seconds\": %.3f, \"profile_seconds\": %.3f, \"source_model\": ",
+               info.auto_chosen ? "true" : "false", method_by_default ? "true" : "false", info.cv_rmse_log,
+               info.cv_regret_log, seconds, profile_s);
         json_string(convsel_model_id(source));
         printf(", \"model\": ");
         json_string(convsel_model_id(calibrated));
@@ -693,7 +710,8 @@ int cmd_calibrate(int argc, char **argv)
         printf("calibrated model %s -> %s for %s (%s)\n", convsel_model_id(source), convsel_model_id(calibrated),
                info.cpu.model_name, convsel_isa_name(info.cpu.isa_cap));
         printf("  %zu configurations, %zu records, method %s%s, %zu residual trees\n", info.samples, info.records,
-               convsel_calibrate_method_name(info.method), info.auto_chosen ? " (chosen by auto)" : "",
+               convsel_calibrate_method_name(info.method),
+               info.auto_chosen ? " (chosen by auto)" : method_by_default ? " (the default for this CPU)" : "",
                info.residual_trees);
         if (info.method == CONVSEL_CALIBRATE_RETRAIN)
             printf("  retrained on %zu datasets plus the samples x%d: validation error %.1f%% (RMS in log)\n",
