@@ -6,7 +6,8 @@
  * configurations are drawn from, so nothing new is profiled) and a held-out
  * part every model is scored on. For each K: the source unchanged, a model
  * trained from scratch on the same K configurations, the three calibration
- * methods on the actively chosen K, the default method on K drawn at random,
+ * methods on the actively chosen K (and the one convsel calibrate would take
+ * by default), the default method on K drawn at random,
  * and a model trained on the whole training part. Writes PREFIX.md and
  * PREFIX.csv.
  *
@@ -64,9 +65,10 @@ static void usage(FILE *out)
             "                   field names: slope_prior, trees, max_depth, learning_rate, ...)\n"
             "  --source-data LIST  the datasets the source model was trained on (comma-separated): adds\n"
             "                   the retrain method's row (convsel_model_retrain), the same data retrained\n"
-            "                   alone (the control) and with the target's whole training part; retrain is\n"
-            "                   then the default method (the Targets section, the random-K row), as in\n"
-            "                   convsel calibrate when the model's datasets are at hand\n"
+            "                   alone (the control) and with the target's whole training part; the\n"
+            "                   default method (its row, the Targets section, the random-K row) is then\n"
+            "                   retrain or linear by convsel_calibrate_default_method, as in convsel\n"
+            "                   calibrate when the model's datasets are at hand\n"
             "  --retrain-copies R  how many times retraining gives each sample (default: the library's)\n"
             "  --out PREFIX     writes PREFIX.md and PREFIX.csv (default bench/results/transfer,\n"
             "                   bench/results/transfer_synthetic with --synthetic)\n");
@@ -272,13 +274,14 @@ enum {
     ROW_RETRAIN_NONE, /* --source-data: source data alone, this split's seed */
     ROW_RETRAIN_FULL, /* --source-data: source data + the whole training part */
     ROW_RETRAIN_LINEAR, /* --source-data: retrain, then linear on the same samples */
+    ROW_DEFAULT,        /* the method convsel calibrate would take on these samples */
     ROW_COUNT
 };
 static const char *const row_names[ROW_COUNT] = {
     "source unchanged", "scratch on K", "calibrated linear", "calibrated trees", "calibrated both",
     "calibrated pooled", "calibrated auto", "calibrated retrain (source data + K)", "default on random K",
     "full target train", "retrained on source data alone", "retrained on source data + full target",
-    "retrain, then linear on the same K"};
+    "retrain, then linear on the same K", "calibrated default (calibrate's choice)"};
 
 struct cell {
     double spearman, spearman_pooled, mape, top1, regret_mean, regret_p95, seconds;
@@ -330,13 +333,14 @@ static int as_selector; /* --as-selector */
 static const convsel_dataset **source_sets;
 static size_t n_source_sets;
 
-/* convsel calibrate's default method: retrain where the source's datasets
- * are at hand (as with a MODEL.datasets file), else the library's. */
-static convsel_calibrate_method default_method(void)
+/* convsel calibrate's default method on these samples: where the source's
+ * datasets are at hand (as with a MODEL.datasets file), retrain or linear by
+ * convsel_calibrate_default_method; else the library's. */
+static convsel_calibrate_method default_method(const convsel_dataset *samples)
 {
     convsel_calibrate_params p;
     convsel_calibrate_params_default(&p);
-    return source_sets ? CONVSEL_CALIBRATE_RETRAIN : p.method;
+    return source_sets ? convsel_calibrate_default_method(source_sets, n_source_sets, samples) : p.method;
 }
 
 /* --as-selector: the source's held-out rows priced as another kernel, left
@@ -370,8 +374,9 @@ static void eval_source(const convsel_model *model, const convsel_dataset *test,
     held_out_rows += m.n_records;
 }
 
-/* What auto chose, per K and method, over the repeats. */
+/* What auto chose, and what the default was, per K and method, over the repeats. */
 static int auto_chose[MAX_KS][CONVSEL_CALIBRATE_METHOD_COUNT];
+static int default_chose[MAX_KS][CONVSEL_CALIBRATE_METHOD_COUNT];
 
 /* NULL for the retrain method without --source-data. */
 static convsel_model *calibrate(const convsel_model *source, const convsel_dataset *samples,
@@ -527,12 +532,16 @@ int main(int argc, char **argv)
             if ((st = convsel_calibrate_choose(source, pool.cand, pool.n, k, seed, cpu, chosen)) != CONVSEL_OK)
                 die("choose", st);
             convsel_dataset *samples = subset(train, &pool, chosen, k);
+            const convsel_calibrate_method dm = default_method(samples);
+            default_chose[ki][dm]++;
             for (int m = 0; m < CONVSEL_CALIBRATE_METHOD_COUNT; m++) {
                 double secs;
                 convsel_model *cal = calibrate(source, samples, (convsel_calibrate_method)m, seed, &secs);
                 if (!cal)
                     continue;
                 eval_into(cal, test, &row[ROW_METHOD + m], secs);
+                if (m == (int)dm)
+                    eval_into(cal, test, &row[ROW_DEFAULT], secs);
                 if (m == CONVSEL_CALIBRATE_RETRAIN) {
                     /* Stacked: the retrained model's per-primitive lines
                      * fitted on the samples it was retrained with. */
@@ -569,7 +578,7 @@ int main(int argc, char **argv)
             }
             samples = subset(train, &pool, chosen, k);
             double secs;
-            convsel_model *cal = calibrate(source, samples, default_method(), seed, &secs);
+            convsel_model *cal = calibrate(source, samples, default_method(samples), seed, &secs);
             eval_into(cal, test, &row[ROW_RANDOM], secs);
             convsel_model_destroy(cal);
             convsel_dataset_destroy(samples);
@@ -582,11 +591,12 @@ int main(int argc, char **argv)
     size_t n_done = 0;
     size_t done_ks[MAX_KS];
     struct cell done_cells[MAX_KS][ROW_COUNT];
-    int done_chose[MAX_KS][CONVSEL_CALIBRATE_METHOD_COUNT];
+    int done_chose[MAX_KS][CONVSEL_CALIBRATE_METHOD_COUNT], done_default[MAX_KS][CONVSEL_CALIBRATE_METHOD_COUNT];
     for (size_t ki = 0; ki < o.n_ks; ki++)
         if (cells[ki][ROW_METHOD].n) {
             memcpy(done_cells[n_done], cells[ki], sizeof cells[ki]);
             memcpy(done_chose[n_done], auto_chose[ki], sizeof auto_chose[ki]);
+            memcpy(done_default[n_done], default_chose[ki], sizeof default_chose[ki]);
             done_ks[n_done++] = o.ks[ki];
         }
 
@@ -671,18 +681,22 @@ int main(int argc, char **argv)
             fprintf(csv, "%zu,%s,%.4f,%.4f,%.4f,%.4f,%.4f,%.4f,%.4f,%.4f,%.3f\n", done_ks[i], row_names[r], c.spearman,
                     c.spearman_pooled, c.mape, c.top1, c.regret_mean, c.regret_p95, d, se, c.seconds);
         }
-        fprintf(md, "\nauto chose:");
-        for (int m = 0; m < CONVSEL_CALIBRATE_METHOD_COUNT; m++)
-            if (done_chose[i][m])
-                fprintf(md, " %s %d of %d;", convsel_calibrate_method_name((convsel_calibrate_method)m),
-                        done_chose[i][m], o.repeats);
+        for (int which = 0; which < 2; which++) {
+            const int *chose = which ? done_default[i] : done_chose[i];
+            fprintf(md, which ? "\nthe default was:" : "\nauto chose:");
+            for (int m = 0; m < CONVSEL_CALIBRATE_METHOD_COUNT; m++)
+                if (chose[m])
+                    fprintf(md, " %s %d of %d;", convsel_calibrate_method_name((convsel_calibrate_method)m), chose[m],
+                            o.repeats);
+        }
         fprintf(md, "\n\n");
     }
     /* The targets, checked on the default method. */
-    fprintf(md, "## Targets (default method: calibrated %s)\n\n| K | target | got | met |\n|---|---|---|---|\n",
-            convsel_calibrate_method_name(default_method()));
+    fprintf(md, "## Targets (the default method: %s)\n\n| K | target | got | met |\n|---|---|---|---|\n",
+            source_sets ? "retrain or linear, by convsel_calibrate_default_method on each split's samples"
+                        : convsel_calibrate_method_name(default_method(NULL)));
     for (size_t i = 0; i < n_done; i++) {
-        struct cell c = cell_mean(&done_cells[i][ROW_METHOD + (int)default_method()]);
+        struct cell c = cell_mean(&done_cells[i][ROW_DEFAULT]);
         if (done_ks[i] == 10) {
             fprintf(md, "| 10 | Spearman ≥ 0.95 (per configuration) | %.3f | %s |\n", c.spearman,
                     c.spearman >= 0.95 ? "yes" : "no");
