@@ -73,6 +73,13 @@ int main(int argc, char **argv)
         fprintf(stderr, "dataset_cache: %s: %s (%s)\n", in, convsel_status_str(st), convsel_last_error());
         return 1;
     }
+    const char *warning = convsel_dataset_warning(ds);
+    if (warning[0]) {
+        /* A copy that silently dropped the tail would pass for the whole file. */
+        fprintf(stderr, "dataset_cache: %s; not writing a copy that lacks those records\n", warning);
+        convsel_dataset_destroy(ds);
+        return 1;
+    }
     /* The dataset hands out its fingerprints read-only; this tool exists to
      * rewrite them, so it casts that away on a dataset it owns. */
     size_t n = 0;
