@@ -386,7 +386,11 @@ typedef struct convsel_fingerprint {
     char openblas_version[96];
 } convsel_fingerprint;
 
-/* Reads this machine's fingerprint (with the ISA cap in force). */
+/* Reads this machine's fingerprint (with the ISA cap in force). Cache sizes
+ * come from sysfs; a size sysfs lacks from CPUID's deterministic cache leaf
+ * (4 on Intel, 0x8000001D on AMD), which sysfs is filled from; glibc's
+ * sysconf last (on AMD a whole package's L3 in virtual machines). L3 is the
+ * sum over the L3 instances of the CPUs in the affinity mask. */
 convsel_status convsel_fingerprint_get(convsel_fingerprint *fingerprint);
 /* 1 when a and b describe the same CPU and cap (library versions ignored). */
 int convsel_fingerprint_same_cpu(const convsel_fingerprint *a, const convsel_fingerprint *b);

@@ -10,6 +10,10 @@
 #include <string.h>
 #include <unistd.h>
 
+#if defined(__x86_64__) || defined(__i386__)
+#include <cpuid.h>
+#endif
+
 #include <cblas.h>
 #include <oneapi/dnnl/dnnl.h>
 
@@ -183,11 +187,12 @@ static int read_line(const char *path, char *buf, size_t size)
  * their shared_cpu_list) of the CPUs in its affinity mask, since a chip with
  * several CCXs or slices has several.
  */
-static void read_caches(const cpu_set_t *cpus, convsel_fingerprint *fp)
+void convsel_caches_sysfs(const cpu_set_t *cpus, convsel_caches *caches)
 {
     char path[256], text[256];
     char seen[16][256];
     size_t n_seen = 0;
+    memset(caches, 0, sizeof *caches);
     for (int cpu = 0; cpu < CPU_SETSIZE; cpu++) {
         if (!CPU_ISSET(cpu, cpus))
             continue;
@@ -203,10 +208,10 @@ static void read_caches(const cpu_set_t *cpus, convsel_fingerprint *fp)
             if (!read_line(path, text, sizeof text))
                 continue;
             int64_t bytes = parse_size(text);
-            if (level == 1 && strcmp(type, "Data") == 0 && fp->l1d_bytes == 0)
-                fp->l1d_bytes = bytes;
-            else if (level == 2 && strcmp(type, "Instruction") != 0 && fp->l2_bytes == 0)
-                fp->l2_bytes = bytes;
+            if (level == 1 && strcmp(type, "Data") == 0 && caches->l1d == 0)
+                caches->l1d = bytes;
+            else if (level == 2 && strcmp(type, "Instruction") != 0 && caches->l2 == 0)
+                caches->l2 = bytes;
             else if (level == 3) {
                 snprintf(path, sizeof path, "/sys/devices/system/cpu/cpu%d/cache/index%d/shared_cpu_list", cpu,
                          idx);
@@ -217,12 +222,148 @@ static void read_caches(const cpu_set_t *cpus, convsel_fingerprint *fp)
                     k++;
                 if (k == n_seen && n_seen < CONVSEL_ARRAY_SIZE(seen)) {
                     snprintf(seen[n_seen++], sizeof seen[0], "%s", text);
-                    fp->l3_bytes += bytes;
+                    caches->l3 += bytes;
                 }
             }
         }
     }
-    /* No sysfs (containers that hide it): glibc's CPUID-based answers. */
+}
+
+int convsel_cache_instances(const int *apic, int n, const cpu_set_t *cpus, int sharing)
+{
+    int shift = 0;
+    while (shift < 30 && (1 << shift) < sharing)
+        shift++;
+    int ids[64], n_ids = 0, unknown = 0, any = 0;
+    for (int cpu = 0; cpu < CPU_SETSIZE; cpu++) {
+        if (!CPU_ISSET(cpu, cpus))
+            continue;
+        any = 1;
+        if (cpu >= n || apic[cpu] < 0) {
+            unknown = 1;
+            continue;
+        }
+        int id = apic[cpu] >> shift, k = 0;
+        while (k < n_ids && ids[k] != id)
+            k++;
+        if (k == n_ids && n_ids < (int)CONVSEL_ARRAY_SIZE(ids))
+            ids[n_ids++] = id;
+    }
+    return any ? CONVSEL_MAX(n_ids + unknown, 1) : 0;
+}
+
+#if defined(__x86_64__) || defined(__i386__)
+/* apic[processor] from /proc/cpuinfo's "processor" and "apicid" lines; -1
+ * where it says nothing. */
+static void read_apic_ids(int *apic, int n)
+{
+    for (int i = 0; i < n; i++)
+        apic[i] = -1;
+    FILE *f = fopen("/proc/cpuinfo", "r");
+    if (!f)
+        return;
+    char *line = NULL;
+    size_t cap = 0;
+    int cpu = -1;
+    while (getline(&line, &cap, f) >= 0) {
+        char *colon = strchr(line, ':');
+        if (!colon)
+            continue;
+        *colon = '\0';
+        char *key = trim(line), *value = trim(colon + 1);
+        if (strcmp(key, "processor") == 0)
+            cpu = atoi(value);
+        else if (strcmp(key, "apicid") == 0 && cpu >= 0 && cpu < n)
+            apic[cpu] = atoi(value);
+    }
+    free(line);
+    fclose(f);
+}
+#endif
+
+int convsel_caches_cpuid(const cpu_set_t *cpus, convsel_caches *caches)
+{
+    memset(caches, 0, sizeof *caches);
+#if defined(__x86_64__) || defined(__i386__)
+    unsigned a, b, c, d;
+    if (!__get_cpuid(0, &a, &b, &c, &d))
+        return 0;
+    const unsigned max_basic = a;
+    char vendor[13];
+    memcpy(vendor, &b, 4);
+    memcpy(vendor + 4, &d, 4);
+    memcpy(vendor + 8, &c, 4);
+    vendor[12] = '\0';
+    unsigned leaf;
+    if (strcmp(vendor, "GenuineIntel") == 0) {
+        if (max_basic < 4)
+            return 0;
+        leaf = 4;
+    } else if (strcmp(vendor, "AuthenticAMD") == 0 || strcmp(vendor, "HygonGenuine") == 0) {
+        /* TOPOEXT (0x80000001 ECX bit 22) says leaf 0x8000001D is there. */
+        if (__get_cpuid_max(0x80000000, NULL) < 0x8000001d || !__get_cpuid(0x80000001, &a, &b, &c, &d) ||
+            !(c & (1u << 22)))
+            return 0;
+        leaf = 0x8000001d;
+    } else {
+        return 0;
+    }
+    int l3_sharing = 1;
+    for (unsigned i = 0; i < 16; i++) {
+        __cpuid_count(leaf, i, a, b, c, d);
+        const unsigned type = a & 0x1f; /* 1 data, 2 instruction, 3 unified, 0 no more */
+        if (type == 0)
+            break;
+        const unsigned level = (a >> 5) & 7;
+        const int64_t ways = (b >> 22) + 1, partitions = ((b >> 12) & 0x3ff) + 1, line = (b & 0xfff) + 1;
+        const int64_t bytes = ways * partitions * line * ((int64_t)c + 1);
+        if (level == 1 && type == 1 && caches->l1d == 0)
+            caches->l1d = bytes;
+        else if (level == 2 && type != 2 && caches->l2 == 0)
+            caches->l2 = bytes;
+        else if (level == 3 && type != 2 && caches->l3 == 0) {
+            caches->l3 = bytes;
+            l3_sharing = (int)((a >> 14) & 0xfff) + 1;
+        }
+    }
+    if (caches->l3) {
+        int *apic = malloc(CPU_SETSIZE * sizeof *apic);
+        if (!apic) {
+            caches->l3 = 0;
+        } else {
+            read_apic_ids(apic, CPU_SETSIZE);
+            caches->l3 *= convsel_cache_instances(apic, CPU_SETSIZE, cpus, l3_sharing);
+            free(apic);
+        }
+    }
+    return caches->l1d || caches->l2 || caches->l3;
+#else
+    (void)cpus;
+    return 0;
+#endif
+}
+
+/*
+ * The fingerprint's caches: sysfs first; where it lacks a size (a container
+ * that hides it, a virtual machine without cache entries), CPUID's
+ * deterministic cache parameters, which are what sysfs would have said; glibc
+ * last. glibc answers L3 on AMD from CPUID 0x80000006, the whole package's
+ * size as a hypervisor passes it on (320 MiB on a 2-vCPU Zen 4 guest whose
+ * sysfs says 32 MiB; docs/transfer.md, "The L3 a virtual machine reports").
+ */
+static void read_caches(const cpu_set_t *cpus, convsel_fingerprint *fp)
+{
+    convsel_caches sys, id;
+    convsel_caches_sysfs(cpus, &sys);
+    if (!sys.l1d || !sys.l2 || !sys.l3) {
+        convsel_caches_cpuid(cpus, &id);
+        sys.l1d = sys.l1d ? sys.l1d : id.l1d;
+        sys.l2 = sys.l2 ? sys.l2 : id.l2;
+        sys.l3 = sys.l3 ? sys.l3 : id.l3;
+    }
+    fp->l1d_bytes = sys.l1d;
+    fp->l2_bytes = sys.l2;
+    fp->l3_bytes = sys.l3;
     if (fp->l1d_bytes == 0 && sysconf(_SC_LEVEL1_DCACHE_SIZE) > 0)
         fp->l1d_bytes = sysconf(_SC_LEVEL1_DCACHE_SIZE);
     if (fp->l2_bytes == 0 && sysconf(_SC_LEVEL2_CACHE_SIZE) > 0)

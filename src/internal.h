@@ -4,6 +4,7 @@
 #ifndef CONVSEL_INTERNAL_H
 #define CONVSEL_INTERNAL_H
 
+#include <sched.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -46,6 +47,24 @@ int convsel_select_allowed(size_t i, const convsel_problem *p, const convsel_sel
  * loops (convsel_primitive_runs_as names the reference); the selector takes
  * such a candidate only where a layer has no other. */
 int convsel_select_runs_naive(size_t i, const convsel_problem *p, int threads);
+
+/* The cache sizes a fingerprint records (fingerprint.c): L1d and L2 per core,
+ * L3 the sum over the distinct L3 instances of the CPUs in a set. */
+typedef struct convsel_caches {
+    int64_t l1d, l2, l3;
+} convsel_caches;
+/* From sysfs (/sys/devices/system/cpu/cpuN/cache); a size it lacks stays 0. */
+void convsel_caches_sysfs(const cpu_set_t *cpus, convsel_caches *caches);
+/* From CPUID's deterministic cache parameters, the leaf Linux fills sysfs from
+ * (4 on Intel, 0x8000001D on AMD and Hygon with TOPOEXT); L3 instances are
+ * told apart by the APIC IDs /proc/cpuinfo lists. 0 when the CPU has no such
+ * leaf (or is not x86), with every size 0. */
+int convsel_caches_cpuid(const cpu_set_t *cpus, convsel_caches *caches);
+/* How many distinct caches shared by `sharing` logical CPUs the CPUs of a set
+ * use, from their APIC IDs (apic[cpu], -1 where unknown; n entries): a cache's
+ * ID is the APIC ID with its low ceil(log2(sharing)) bits dropped. CPUs of
+ * unknown APIC ID count as one cache between them; 0 for an empty set. */
+int convsel_cache_instances(const int *apic, int n, const cpu_set_t *cpus, int sharing);
 
 /* Monotonic time in seconds. */
 double convsel_now(void);

@@ -1,0 +1,101 @@
+/*
+ * The fingerprint's cache sizes: the APIC-ID grouping that counts L3
+ * instances, CPUID's deterministic cache parameters against sysfs on this
+ * machine (they must agree: Linux fills sysfs from the same leaf), and the
+ * order convsel_fingerprint_get takes them in (sysfs first). Where this
+ * machine has no sysfs cache entries or no such CPUID leaf, the comparison
+ * cannot be made and the test says so and exits 77 (skipped) after the parts
+ * that need neither.
+ */
+#include <sched.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "../src/internal.h"
+#include "check.h"
+#include "convsel.h"
+
+static void set_of(cpu_set_t *set, int from, int to)
+{
+    CPU_ZERO(set);
+    for (int c = from; c <= to; c++)
+        CPU_SET(c, set);
+}
+
+/* A cache's ID is the APIC ID without its low ceil(log2(sharing)) bits. */
+static void test_instances(void)
+{
+    int apic[16];
+    for (int i = 0; i < 16; i++)
+        apic[i] = i;
+    cpu_set_t set;
+    set_of(&set, 0, 15);
+    CHECK_EQ(convsel_cache_instances(apic, 16, &set, 16), 1);
+    CHECK_EQ(convsel_cache_instances(apic, 16, &set, 8), 2);
+    CHECK_EQ(convsel_cache_instances(apic, 16, &set, 6), 2); /* 6 sharers: IDs in blocks of 8 */
+    CHECK_EQ(convsel_cache_instances(apic, 16, &set, 1), 16);
+    set_of(&set, 0, 1);
+    CHECK_EQ(convsel_cache_instances(apic, 16, &set, 2), 1); /* a 2-vCPU guest on one CCX */
+    set_of(&set, 7, 8);
+    CHECK_EQ(convsel_cache_instances(apic, 16, &set, 8), 2); /* straddling two */
+    /* APIC IDs with gaps, as on parts whose CCXs are not full: 0-5, 8-13. */
+    int gappy[12] = {0, 1, 2, 3, 4, 5, 8, 9, 10, 11, 12, 13};
+    set_of(&set, 0, 11);
+    CHECK_EQ(convsel_cache_instances(gappy, 12, &set, 6), 2);
+    /* Unknown APIC IDs count as one cache between them; CPUs beyond the
+     * table are unknown; an empty set uses none. */
+    int some[4] = {0, 1, -1, -1};
+    set_of(&set, 0, 3);
+    CHECK_EQ(convsel_cache_instances(some, 4, &set, 2), 2);
+    set_of(&set, 2, 5);
+    CHECK_EQ(convsel_cache_instances(some, 4, &set, 2), 1);
+    CPU_ZERO(&set);
+    CHECK_EQ(convsel_cache_instances(apic, 16, &set, 2), 0);
+}
+
+int main(void)
+{
+    test_instances();
+
+    cpu_set_t mine;
+    CPU_ZERO(&mine);
+    CHECK(sched_getaffinity(0, sizeof mine, &mine) == 0);
+    convsel_caches sys, id;
+    convsel_caches_sysfs(&mine, &sys);
+    const int have_cpuid = convsel_caches_cpuid(&mine, &id);
+    printf("sysfs: L1d %lld, L2 %lld, L3 %lld; cpuid (%s): L1d %lld, L2 %lld, L3 %lld\n", (long long)sys.l1d,
+           (long long)sys.l2, (long long)sys.l3, have_cpuid ? "read" : "no leaf", (long long)id.l1d,
+           (long long)id.l2, (long long)id.l3);
+    if (have_cpuid) {
+        /* Sizes a cache can have: L1d of 8 KiB to 1 MiB, each level larger. */
+        CHECK(id.l1d >= 8 * 1024 && id.l1d <= 1024 * 1024);
+        CHECK(id.l2 > id.l1d);
+        CHECK(id.l3 == 0 || id.l3 > id.l2);
+    } else {
+        CHECK(id.l1d == 0 && id.l2 == 0 && id.l3 == 0);
+    }
+
+    convsel_fingerprint fp;
+    CHECK_EQ(convsel_fingerprint_get(&fp), CONVSEL_OK);
+    if (sys.l1d)
+        CHECK_EQ(fp.l1d_bytes, sys.l1d);
+    if (sys.l2)
+        CHECK_EQ(fp.l2_bytes, sys.l2);
+    if (sys.l3)
+        CHECK_EQ(fp.l3_bytes, sys.l3);
+    if (!sys.l1d && have_cpuid)
+        CHECK_EQ(fp.l1d_bytes, id.l1d);
+    if (!sys.l3 && id.l3)
+        CHECK_EQ(fp.l3_bytes, id.l3);
+
+    if (!have_cpuid || !sys.l1d || !sys.l2 || !sys.l3) {
+        printf("test_fingerprint: %s, so CPUID's sizes are not compared with sysfs here\n",
+               have_cpuid ? "sysfs lacks a cache size" : "no deterministic cache leaf");
+        const int done = CHECK_DONE();
+        return done ? done : 77;
+    }
+    CHECK_EQ(id.l1d, sys.l1d);
+    CHECK_EQ(id.l2, sys.l2);
+    CHECK_EQ(id.l3, sys.l3);
+    return CHECK_DONE();
+}
