@@ -67,7 +67,7 @@ static void usage(FILE *out)
             "                   the retrain method's row (convsel_model_retrain), the same data retrained\n"
             "                   alone (the control) and with the target's whole training part; the\n"
             "                   default method (its row, the Targets section, the random-K row) is then\n"
-            "                   retrain or linear by convsel_calibrate_default_method, as in convsel\n"
+            "                   retrain or linear-or-both by convsel_calibrate_default_method, as in convsel\n"
             "                   calibrate when the model's datasets are at hand\n"
             "  --retrain-copies R  how many times retraining gives each sample (default: the library's)\n"
             "  --out PREFIX     writes PREFIX.md and PREFIX.csv (default bench/results/transfer,\n"
@@ -277,11 +277,24 @@ enum {
     ROW_DEFAULT,        /* the method convsel calibrate would take on these samples */
     ROW_COUNT
 };
+/* Designated, so that a method added to the enum cannot shift the names
+ * (main checks that none is missing). */
 static const char *const row_names[ROW_COUNT] = {
-    "source unchanged", "scratch on K", "calibrated linear", "calibrated trees", "calibrated both",
-    "calibrated pooled", "calibrated auto", "calibrated retrain (source data + K)", "default on random K",
-    "full target train", "retrained on source data alone", "retrained on source data + full target",
-    "retrain, then linear on the same K", "calibrated default (calibrate's choice)"};
+    [ROW_SOURCE] = "source unchanged",
+    [ROW_SCRATCH] = "scratch on K",
+    [ROW_METHOD + CONVSEL_CALIBRATE_LINEAR] = "calibrated linear",
+    [ROW_METHOD + CONVSEL_CALIBRATE_TREES] = "calibrated trees",
+    [ROW_METHOD + CONVSEL_CALIBRATE_BOTH] = "calibrated both",
+    [ROW_METHOD + CONVSEL_CALIBRATE_POOLED] = "calibrated pooled",
+    [ROW_METHOD + CONVSEL_CALIBRATE_AUTO] = "calibrated auto",
+    [ROW_METHOD + CONVSEL_CALIBRATE_RETRAIN] = "calibrated retrain (source data + K)",
+    [ROW_METHOD + CONVSEL_CALIBRATE_LINEAR_OR_BOTH] = "calibrated linear-or-both",
+    [ROW_RANDOM] = "default on random K",
+    [ROW_FULL] = "full target train",
+    [ROW_RETRAIN_NONE] = "retrained on source data alone",
+    [ROW_RETRAIN_FULL] = "retrained on source data + full target",
+    [ROW_RETRAIN_LINEAR] = "retrain, then linear on the same K",
+    [ROW_DEFAULT] = "calibrated default (calibrate's choice)"};
 
 struct cell {
     double spearman, spearman_pooled, mape, top1, regret_mean, regret_p95, seconds;
@@ -334,7 +347,7 @@ static const convsel_dataset **source_sets;
 static size_t n_source_sets;
 
 /* convsel calibrate's default method on these samples: where the source's
- * datasets are at hand (as with a MODEL.datasets file), retrain or linear by
+ * datasets are at hand (as with a MODEL.datasets file), retrain or linear-or-both by
  * convsel_calibrate_default_method; else the library's. */
 static convsel_calibrate_method default_method(const convsel_dataset *samples)
 {
@@ -374,8 +387,10 @@ static void eval_source(const convsel_model *model, const convsel_dataset *test,
     held_out_rows += m.n_records;
 }
 
-/* What auto chose, and what the default was, per K and method, over the repeats. */
+/* What auto and linear-or-both chose, and what the default was, per K and
+ * method, over the repeats. */
 static int auto_chose[MAX_KS][CONVSEL_CALIBRATE_METHOD_COUNT];
+static int lob_chose[MAX_KS][CONVSEL_CALIBRATE_METHOD_COUNT];
 static int default_chose[MAX_KS][CONVSEL_CALIBRATE_METHOD_COUNT];
 
 /* NULL for the retrain method without --source-data. */
@@ -424,6 +439,11 @@ static void synthetic_inputs(const struct options *o, convsel_model **source, co
 
 int main(int argc, char **argv)
 {
+    for (int r = 0; r < ROW_COUNT; r++)
+        if (!row_names[r]) {
+            fprintf(stderr, "bench_transfer: row %d has no name (a method added without one?)\n", r);
+            return 1;
+        }
     struct options o;
     if (parse_options(argc, argv, &o)) {
         usage(stderr);
@@ -550,10 +570,10 @@ int main(int argc, char **argv)
                     eval_into(stacked, test, &row[ROW_RETRAIN_LINEAR], secs + secs2);
                     convsel_model_destroy(stacked);
                 }
-                if (m == CONVSEL_CALIBRATE_AUTO) {
+                if (m == CONVSEL_CALIBRATE_AUTO || m == CONVSEL_CALIBRATE_LINEAR_OR_BOTH) {
                     convsel_calibration_info info;
                     if (convsel_model_calibration(cal, 0, &info) == CONVSEL_OK)
-                        auto_chose[ki][info.method]++;
+                        (m == CONVSEL_CALIBRATE_AUTO ? auto_chose : lob_chose)[ki][info.method]++;
                 }
                 convsel_model_destroy(cal);
             }
@@ -592,10 +612,12 @@ int main(int argc, char **argv)
     size_t done_ks[MAX_KS];
     struct cell done_cells[MAX_KS][ROW_COUNT];
     int done_chose[MAX_KS][CONVSEL_CALIBRATE_METHOD_COUNT], done_default[MAX_KS][CONVSEL_CALIBRATE_METHOD_COUNT];
+    int done_lob[MAX_KS][CONVSEL_CALIBRATE_METHOD_COUNT];
     for (size_t ki = 0; ki < o.n_ks; ki++)
         if (cells[ki][ROW_METHOD].n) {
             memcpy(done_cells[n_done], cells[ki], sizeof cells[ki]);
             memcpy(done_chose[n_done], auto_chose[ki], sizeof auto_chose[ki]);
+            memcpy(done_lob[n_done], lob_chose[ki], sizeof lob_chose[ki]);
             memcpy(done_default[n_done], default_chose[ki], sizeof default_chose[ki]);
             done_ks[n_done++] = o.ks[ki];
         }
@@ -681,9 +703,10 @@ int main(int argc, char **argv)
             fprintf(csv, "%zu,%s,%.4f,%.4f,%.4f,%.4f,%.4f,%.4f,%.4f,%.4f,%.3f\n", done_ks[i], row_names[r], c.spearman,
                     c.spearman_pooled, c.mape, c.top1, c.regret_mean, c.regret_p95, d, se, c.seconds);
         }
-        for (int which = 0; which < 2; which++) {
-            const int *chose = which ? done_default[i] : done_chose[i];
-            fprintf(md, which ? "\nthe default was:" : "\nauto chose:");
+        static const char *const chose_what[] = {"\nauto chose:", "\nlinear-or-both chose:", "\nthe default was:"};
+        for (int which = 0; which < 3; which++) {
+            const int *chose = which == 2 ? done_default[i] : which ? done_lob[i] : done_chose[i];
+            fprintf(md, "%s", chose_what[which]);
             for (int m = 0; m < CONVSEL_CALIBRATE_METHOD_COUNT; m++)
                 if (chose[m])
                     fprintf(md, " %s %d of %d;", convsel_calibrate_method_name((convsel_calibrate_method)m), chose[m],
@@ -693,7 +716,7 @@ int main(int argc, char **argv)
     }
     /* The targets, checked on the default method. */
     fprintf(md, "## Targets (the default method: %s)\n\n| K | target | got | met |\n|---|---|---|---|\n",
-            source_sets ? "retrain or linear, by convsel_calibrate_default_method on each split's samples"
+            source_sets ? "retrain or linear-or-both, by convsel_calibrate_default_method on each split's samples"
                         : convsel_calibrate_method_name(default_method(NULL)));
     for (size_t i = 0; i < n_done; i++) {
         struct cell c = cell_mean(&done_cells[i][ROW_DEFAULT]);

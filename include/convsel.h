@@ -1127,6 +1127,11 @@ convsel_status convsel_select_checked(const convsel_network *network, const conv
  *           predicts fastest over the fastest one's) is within one standard
  *           error of the best method's. POOLED with fewer than 3
  *           configurations. The calibration records the method chosen.
+ *   LINEAR_OR_BOTH: the same choice between LINEAR and BOTH only: BOTH
+ *           where its cross-validated regret is lower than LINEAR's by more
+ *           than one standard error, else LINEAR (also with fewer than 3
+ *           configurations). What convsel_calibrate_default_method answers
+ *           where the new CPU looks like one the trees know.
  *   RETRAIN: not a fit on top of the source but a new model, trained with
  *           the source's parameters on the datasets the source was trained
  *           on plus the samples, each given retrain_copies times: the trees
@@ -1141,7 +1146,8 @@ convsel_status convsel_select_checked(const convsel_network *network, const conv
     X(BOTH, "both")                                                            \
     X(POOLED, "pooled")                                                        \
     X(AUTO, "auto")                                                            \
-    X(RETRAIN, "retrain")
+    X(RETRAIN, "retrain")                                                      \
+    X(LINEAR_OR_BOTH, "linear-or-both")
 
 typedef enum {
 #define CONVSEL_CALIBRATE_METHOD_ENUM(name, text) CONVSEL_CALIBRATE_##name,
@@ -1151,8 +1157,8 @@ typedef enum {
 } convsel_calibrate_method;
 
 const char *convsel_calibrate_method_name(convsel_calibrate_method method);
-/* Parses "linear", "trees", "both", "pooled", "auto", "retrain". Returns OK or
- * INVALID_ARGUMENT. */
+/* Parses "linear", "trees", "both", "pooled", "auto", "retrain",
+ * "linear-or-both". Returns OK or INVALID_ARGUMENT. */
 convsel_status convsel_calibrate_method_parse(const char *text, convsel_calibrate_method *method);
 
 typedef struct convsel_calibrate_params {
@@ -1215,9 +1221,10 @@ convsel_status convsel_model_retrain(const convsel_model *source, const convsel_
  * CPU. RETRAIN where some sample conv record ran on a machine the learner's
  * features have not seen in source_data — an ISA cap, a core count or a
  * thread count that no source record has —, because retraining can then
- * learn where the new rows depart; LINEAR where every sample's is seen:
- * to the trees such a CPU looks like one they know (only the cache ratios
- * differ), retraining hardly moves them, and the per-primitive lines are what
+ * learn where the new rows depart; LINEAR_OR_BOTH where every sample's is
+ * seen: to the trees such a CPU looks like one they know (only the cache
+ * ratios differ), retraining hardly moves them, and the per-primitive lines
+ * (with residual trees on top where cross-validation says they pay) are what
  * adapts the model (docs/transfer.md, "The default method"). AUTO when
  * source_data is NULL or empty or target_samples is NULL (nothing to retrain
  * on). Never fails: without memory for the list it answers RETRAIN.
@@ -1242,7 +1249,7 @@ typedef struct convsel_calibration_info {
      * primitive predicted fastest / the fastest's); 0 with fewer than 3
      * configurations. */
     double cv_regret_log;
-    int auto_chosen;         /* method was chosen by CONVSEL_CALIBRATE_AUTO */
+    int auto_chosen;         /* method was chosen by cross-validation (AUTO or LINEAR_OR_BOTH) */
     convsel_fingerprint cpu; /* the new CPU */
 } convsel_calibration_info;
 

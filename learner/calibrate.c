@@ -38,7 +38,8 @@ convsel_status convsel_calibrate_method_parse(const char *text, convsel_calibrat
             return CONVSEL_OK;
         }
     return convsel_error(CONVSEL_INVALID_ARGUMENT,
-                         "unknown calibration method '%s' (linear, trees, both, pooled, auto or retrain)", text);
+                         "unknown calibration method '%s' (linear, trees, both, pooled, auto, retrain or linear-or-both)",
+                         text);
 }
 
 void convsel_calibrate_params_default(convsel_calibrate_params *p)
@@ -403,6 +404,9 @@ double convsel_regret_log(const double *y, const double *pred, const size_t *idx
  * there are fewer than 3 configurations.
  */
 #define CV_FOLDS 10
+/* The least cross-validated regret (log) by which a more complex method must
+ * beat a simpler one to be chosen: a tenth of a percent. */
+#define CV_REGRET_FLOOR 0.001
 
 static convsel_status cross_validate(const target_rows *r, size_t n_layers, const convsel_calibrate_params *params,
                                      convsel_calibrate_method method, const convsel_calibration *shape, double *rmse,
@@ -643,25 +647,29 @@ convsel_status convsel_model_calibrate(const convsel_model *source, const convse
     convsel_model *m = NULL;
     if ((st = samples_prepare(source, target_samples, params, &t, &r, &cal)) != CONVSEL_OK)
         goto done;
-    if (params->method == CONVSEL_CALIBRATE_AUTO) {
+    if (params->method == CONVSEL_CALIBRATE_AUTO || params->method == CONVSEL_CALIBRATE_LINEAR_OR_BOTH) {
         /* The one-standard-error rule: the simplest method whose
          * cross-validated regret is within one standard error of the best
          * one's. With fewer than 3 configurations there is no
-         * cross-validation, and the pooled line, which keeps the source's
-         * ranking, is taken. */
+         * cross-validation (every regret 0), and the simplest is taken:
+         * for AUTO the pooled line, which keeps the source's ranking; for
+         * LINEAR_OR_BOTH, which starts one step later, the lines. */
         static const convsel_calibrate_method tried[] = {CONVSEL_CALIBRATE_POOLED, CONVSEL_CALIBRATE_LINEAR,
                                                           CONVSEL_CALIBRATE_BOTH};
         enum { TRIED = sizeof tried / sizeof tried[0] };
-        double rmse[TRIED], regret[TRIED], se[TRIED];
-        size_t best = 0, pick = 0;
-        for (size_t k = 0; k < TRIED; k++) {
+        double rmse[TRIED] = {0}, regret[TRIED] = {0}, se[TRIED] = {0};
+        const size_t first = params->method == CONVSEL_CALIBRATE_AUTO ? 0 : 1;
+        size_t best = first, pick = first;
+        for (size_t k = first; k < TRIED; k++) {
             if ((st = cross_validate(&r, t.n_layers, params, tried[k], &cal, &rmse[k], &regret[k], &se[k])) !=
                 CONVSEL_OK)
                 goto done;
             if (regret[k] < regret[best])
                 best = k;
         }
-        while (regret[pick] > regret[best] + se[best])
+        /* Winning by less than CV_REGRET_FLOOR is no win, even where the
+         * best method's standard error is 0 (every held-out pick right). */
+        while (regret[pick] > regret[best] + fmax(se[best], CV_REGRET_FLOOR))
             pick++;
         cal.method = tried[pick];
         cal.cv_rmse_log = rmse[pick];
@@ -821,8 +829,8 @@ convsel_calibrate_method convsel_calibrate_default_method(const convsel_dataset 
             seen[n_seen++] = k;
         }
     }
-    convsel_calibrate_method method = CONVSEL_CALIBRATE_LINEAR;
-    for (size_t i = 0; i < convsel_dataset_size(target_samples) && method == CONVSEL_CALIBRATE_LINEAR; i++) {
+    convsel_calibrate_method method = CONVSEL_CALIBRATE_LINEAR_OR_BOTH;
+    for (size_t i = 0; i < convsel_dataset_size(target_samples) && method == CONVSEL_CALIBRATE_LINEAR_OR_BOTH; i++) {
         const convsel_record *r = convsel_dataset_record(target_samples, i);
         if (r->kind != CONVSEL_RECORD_CONV)
             continue;

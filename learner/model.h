@@ -57,7 +57,7 @@ typedef struct convsel_calibration {
     convsel_ensemble residual; /* no trees and base 0 for LINEAR */
     double cv_rmse_log;        /* cross-validated log error on the samples (0: unknown) */
     double cv_regret_log;      /* cross-validated log regret on the samples (0: unknown) */
-    int auto_chosen;           /* method was chosen by CONVSEL_CALIBRATE_AUTO */
+    int auto_chosen;           /* method was chosen by cross-validation (AUTO, LINEAR_OR_BOTH) */
 } convsel_calibration;
 
 /* The first version that may hold calibrations; a model without one is

@@ -56,6 +56,13 @@ grep -q '"method": "linear", "chosen_by_auto": false' "$tmp/out" || fail "--meth
 "$convsel" calibrate --model "$tmp/source_model.msgpack" --from-data "$tmp/samples.msgpack" --samples 2 \
     --method auto --json -o "$tmp/cal3.msgpack" >"$tmp/out" 2>"$tmp/err" || fail "--method auto exited $?: $(cat "$tmp/err")"
 grep -q '"method": "pooled", "chosen_by_auto": true' "$tmp/out" || fail "auto on 2 configurations: $(cat "$tmp/out")"
+grep -q '"method_asked": "auto"' "$tmp/out" || fail "auto: method_asked: $(cat "$tmp/out")"
+# linear-or-both with two configurations: the lines, chosen without cross-validation.
+"$convsel" calibrate --model "$tmp/source_model.msgpack" --from-data "$tmp/samples.msgpack" --samples 2 \
+    --method linear-or-both --json -o "$tmp/cal3.msgpack" >"$tmp/out" 2>"$tmp/err" ||
+    fail "--method linear-or-both exited $?: $(cat "$tmp/err")"
+grep -q '"method": "linear", "chosen_by_auto": true, "method_by_default": false, "method_asked": "linear-or-both"' \
+    "$tmp/out" || fail "linear-or-both on 2 configurations: $(cat "$tmp/out")"
 grep -q '"profile_seconds": 0.000' "$tmp/out" || fail "--from-data profiled: $(cat "$tmp/out")"
 expect_rc 2 calibrate --model "$tmp/source_model.msgpack" --from-data "$tmp/samples.msgpack" --samples 9 -o "$tmp/x.msgpack"
 
@@ -80,13 +87,18 @@ expect_rc 0 calibrate --model "$tmp/source_model.msgpack" --from-data "$tmp/samp
     --source-data "$tmp/source.msgpack" --json -o "$tmp/x.msgpack"
 grep -q '"method": "retrain", "chosen_by_auto": false, "method_by_default": true' "$tmp/out" ||
     fail "--source-data without --method, new cap: $(cat "$tmp/out")"
-# ... and fits the per-primitive lines when the data has them all: its own records as samples.
+# ... and fits the per-primitive lines (with residual trees where cross-validation says they
+# pay: linear-or-both) when the data has them all: its own records as samples.
 expect_rc 0 calibrate --model "$tmp/source_model.msgpack" --from-data "$tmp/source.msgpack" --samples 3 \
     --source-data "$tmp/source.msgpack" -o "$tmp/x.msgpack"
-grep -q "method linear: this CPU's ISA cap, cores and thread counts all occur in the model's datasets" "$tmp/err" ||
-    fail "--source-data without --method, known machine: no reason on stderr: $(cat "$tmp/err")"
-grep -q "method linear (the default for this CPU)" "$tmp/out" ||
+grep -q "method linear-or-both: this CPU's ISA cap, cores and thread counts all occur in the model's datasets" \
+    "$tmp/err" || fail "--source-data without --method, known machine: no reason on stderr: $(cat "$tmp/err")"
+grep -Eq "method (linear|both) \(chosen by linear-or-both, the default for this CPU\)" "$tmp/out" ||
     fail "--source-data without --method, known machine: $(cat "$tmp/out")"
+expect_rc 0 calibrate --model "$tmp/source_model.msgpack" --from-data "$tmp/source.msgpack" --samples 3 \
+    --source-data "$tmp/source.msgpack" --json -o "$tmp/x.msgpack"
+grep -Eq '"method": "(linear|both)", "chosen_by_auto": true, "method_by_default": true, "method_asked": "linear-or-both"' \
+    "$tmp/out" || fail "--source-data without --method, known machine, --json: $(cat "$tmp/out")"
 expect_rc 0 calibrate --model "$tmp/source_model.msgpack" --from-data "$tmp/source.msgpack" --samples 3 \
     --source-data "$tmp/source.msgpack" --method retrain --json -o "$tmp/x.msgpack"
 grep -q '"method": "retrain", "chosen_by_auto": false, "method_by_default": false' "$tmp/out" ||

@@ -123,8 +123,10 @@ static void test_names(void)
 
 /* Records first..first+count-1 of from (those of primitives source knows),
  * for cpu, each measured at exactly 2 · (what source predicts)^power. */
-static convsel_dataset *planted(const convsel_model *source, const convsel_dataset *from, size_t first,
-                                size_t count, const convsel_fingerprint *cpu, double power)
+/* planted, with the primitive named fast (unless NULL) 8 times faster than
+ * that on 1x1 layers only (planted_family). */
+static convsel_dataset *planted_ex(const convsel_model *source, const convsel_dataset *from, size_t first,
+                                   size_t count, const convsel_fingerprint *cpu, double power, const char *fast)
 {
     convsel_dataset *ds;
     CHECK_EQ(convsel_dataset_create(&ds), CONVSEL_OK);
@@ -140,9 +142,26 @@ static convsel_dataset *planted(const convsel_model *source, const convsel_datas
         CHECK_EQ(convsel_model_predict_batch(source, &q, 1, &ms), CONVSEL_OK);
         r.fingerprint = fi;
         r.min_ms = r.p10_ms = r.median_ms = r.p90_ms = 2.0 * pow(ms, power);
+        if (fast && r.problem.kh == 1 && r.problem.kw == 1 && strcmp(r.primitive, fast) == 0)
+            r.min_ms = r.p10_ms = r.median_ms = r.p90_ms = r.median_ms / 8.0;
         CHECK_EQ(convsel_dataset_append(ds, &r), CONVSEL_OK);
     }
     return ds;
+}
+
+static convsel_dataset *planted(const convsel_model *source, const convsel_dataset *from, size_t first,
+                                size_t count, const convsel_fingerprint *cpu, double power)
+{
+    return planted_ex(source, from, first, count, cpu, power, NULL);
+}
+
+/* Twice the source, but one primitive 8 times faster than that on 1x1
+ * layers only: a family of shapes that one library handles differently,
+ * which a line per primitive cannot say and residual trees can. */
+static convsel_dataset *planted_family(const convsel_model *source, const convsel_dataset *from, size_t first,
+                                       size_t count, const convsel_fingerprint *cpu, const char *fast)
+{
+    return planted_ex(source, from, first, count, cpu, 1.0, fast);
 }
 
 /* The regret of one configuration, worked by hand: primitives measured at
@@ -305,6 +324,155 @@ static void test_pooled_auto(const convsel_model *source, const convsel_dataset 
     convsel_model_destroy(linear);
     convsel_model_destroy(both);
     convsel_model_destroy(chosen);
+}
+
+/* linear-or-both: auto's choice between the lines and the lines plus
+ * residual trees, never the pooled line. It is one of the two fits, exactly;
+ * it keeps the lines where the trees add nothing (a target that is the
+ * source twice as slow, where auto keeps the pooled line), and takes the
+ * trees where a family of shapes departs from the rest. */
+static void test_linear_or_both(const convsel_model *source, const convsel_dataset *samples,
+                                const convsel_dataset *train, const convsel_dataset *test,
+                                const convsel_fingerprint *cpu)
+{
+    convsel_calibrate_method parsed;
+    CHECK_EQ(convsel_calibrate_method_parse("linear-or-both", &parsed), CONVSEL_OK);
+    CHECK_EQ(parsed, CONVSEL_CALIBRATE_LINEAR_OR_BOTH);
+    CHECK_STR(convsel_calibrate_method_name(CONVSEL_CALIBRATE_LINEAR_OR_BOTH), "linear-or-both");
+
+    /* The synthetic target: whichever it takes, it is that fit. */
+    convsel_model *lob = calibrate(source, samples, CONVSEL_CALIBRATE_LINEAR_OR_BOTH);
+    convsel_model *linear = calibrate(source, samples, CONVSEL_CALIBRATE_LINEAR);
+    convsel_model *both = calibrate(source, samples, CONVSEL_CALIBRATE_BOTH);
+    convsel_calibration_info io, il, ib;
+    CHECK_EQ(convsel_model_calibration(lob, 0, &io), CONVSEL_OK);
+    CHECK_EQ(convsel_model_calibration(linear, 0, &il), CONVSEL_OK);
+    CHECK_EQ(convsel_model_calibration(both, 0, &ib), CONVSEL_OK);
+    CHECK(io.auto_chosen);
+    CHECK(io.method == CONVSEL_CALIBRATE_LINEAR || io.method == CONVSEL_CALIBRATE_BOTH);
+    if (io.method == CONVSEL_CALIBRATE_BOTH)
+        CHECK(ib.cv_regret_log < il.cv_regret_log);
+    const convsel_calibration_info *twin_info = io.method == CONVSEL_CALIBRATE_LINEAR ? &il : &ib;
+    CHECK(io.cv_regret_log == twin_info->cv_regret_log);
+    CHECK(io.cv_rmse_log == twin_info->cv_rmse_log);
+    {
+        static double x[4000], z[4000];
+        size_t nx, nz;
+        predict_all(lob, test, cpu, x, &nx);
+        predict_all(io.method == CONVSEL_CALIBRATE_LINEAR ? linear : both, test, cpu, z, &nz);
+        CHECK_EQ(nx, nz);
+        CHECK(nx > 0 && memcmp(x, z, nx * sizeof *x) == 0);
+    }
+    /* What was asked is never what a file says was fitted. */
+    uint8_t *data;
+    size_t size;
+    CHECK_EQ(convsel_model_serialize(linear, &data, &size), CONVSEL_OK);
+    uint8_t *hit = memmem(data, size, "\xa6" "linear", 7);
+    CHECK(hit != NULL);
+    if (hit) {
+        /* "linear-or-both" is longer: rewrite the string's header and
+         * bytes in a copy with room for it. */
+        const char name[] = "linear-or-both";
+        size_t at = (size_t)(hit - data), grow = sizeof name - 1 - 6;
+        uint8_t *bigger = malloc(size + grow);
+        CHECK(bigger != NULL);
+        if (bigger) {
+            memcpy(bigger, data, at);
+            bigger[at] = (uint8_t)(0xa0 | (sizeof name - 1));
+            memcpy(bigger + at + 1, name, sizeof name - 1);
+            memcpy(bigger + at + 1 + sizeof name - 1, data + at + 7, size - at - 7);
+            convsel_model *back = NULL;
+            CHECK_EQ(convsel_model_parse(bigger, size + grow, "method linear-or-both", &back), CONVSEL_CORRUPT);
+            CHECK(strstr(convsel_last_error(), "calibration method") != NULL);
+            free(bigger);
+        }
+    }
+    free(data);
+    convsel_model_destroy(lob);
+    convsel_model_destroy(linear);
+    convsel_model_destroy(both);
+
+    /* The source twice as slow: nothing beats the lines, and unlike auto
+     * (the pooled line) it keeps them. */
+    convsel_dataset *twice = planted(source, samples, 0, convsel_dataset_size(samples), cpu, 1.0);
+    convsel_model *kept = calibrate(source, twice, CONVSEL_CALIBRATE_LINEAR_OR_BOTH);
+    CHECK_EQ(convsel_model_calibration(kept, 0, &io), CONVSEL_OK);
+    {
+        /* The lines' held-out picks are not all exact here (their priors
+         * leave near-ties a hair off): the trees win by ~1e-4, less than
+         * the least margin a more complex method must win by. */
+        convsel_model *l2 = calibrate(source, twice, CONVSEL_CALIBRATE_LINEAR);
+        convsel_model *b2 = calibrate(source, twice, CONVSEL_CALIBRATE_BOTH);
+        CHECK_EQ(convsel_model_calibration(l2, 0, &il), CONVSEL_OK);
+        CHECK_EQ(convsel_model_calibration(b2, 0, &ib), CONVSEL_OK);
+        printf("twice: cv regret linear %.3g both %.3g\n", il.cv_regret_log, ib.cv_regret_log);
+        CHECK(il.cv_regret_log < 0.001 && ib.cv_regret_log <= il.cv_regret_log);
+        convsel_model_destroy(l2);
+        convsel_model_destroy(b2);
+    }
+    CHECK_EQ(io.method, CONVSEL_CALIBRATE_LINEAR);
+    CHECK(io.auto_chosen);
+    convsel_model *pooled = calibrate(source, twice, CONVSEL_CALIBRATE_AUTO);
+    CHECK_EQ(convsel_model_calibration(pooled, 0, &io), CONVSEL_OK);
+    CHECK_EQ(io.method, CONVSEL_CALIBRATE_POOLED);
+    convsel_model_destroy(kept);
+    convsel_model_destroy(pooled);
+    convsel_dataset_destroy(twice);
+
+    /* Fewer than 3 configurations: the lines, not cross-validated. */
+    size_t two = 0;
+    {
+        const convsel_record *r0 = convsel_dataset_record(samples, 0);
+        while (two < convsel_dataset_size(samples)) {
+            const convsel_record *r = convsel_dataset_record(samples, two);
+            if (memcmp(&r->problem, &r0->problem, sizeof r->problem) != 0 || r->threads != r0->threads)
+                break;
+            two++;
+        }
+    }
+    CHECK(two > 1);
+    convsel_dataset *one_config = planted(source, samples, 0, two, cpu, 1.0);
+    convsel_model *small = calibrate(source, one_config, CONVSEL_CALIBRATE_LINEAR_OR_BOTH);
+    CHECK_EQ(convsel_model_calibration(small, 0, &io), CONVSEL_OK);
+    CHECK_EQ(io.method, CONVSEL_CALIBRATE_LINEAR);
+    CHECK_EQ(io.samples, 1);
+    CHECK(io.cv_regret_log == 0);
+    convsel_model_destroy(small);
+    convsel_dataset_destroy(one_config);
+
+    /* One primitive 8 times faster on 1x1 layers only. Planted on the first
+     * 300 records of the training part (the samples) and on the whole test
+     * part (scored). The family must be in the samples on both sides. */
+    convsel_dataset *fam = planted_family(source, train, 0, 300, cpu, "syn_gemm");
+    convsel_dataset *fam_test = planted_family(source, test, 0, convsel_dataset_size(test), cpu, "syn_gemm");
+    size_t in_family = 0, outside = 0;
+    for (size_t i = 0; i < convsel_dataset_size(fam); i++) {
+        const convsel_record *r = convsel_dataset_record(fam, i);
+        if (strcmp(r->primitive, "syn_gemm") == 0)
+            *(r->problem.kh == 1 && r->problem.kw == 1 ? &in_family : &outside) += 1;
+    }
+    CHECK_MSG(in_family >= 5 && outside >= 5, "syn_gemm on 1x1: %zu records, elsewhere %zu", in_family, outside);
+    convsel_model *f_lob = calibrate(source, fam, CONVSEL_CALIBRATE_LINEAR_OR_BOTH);
+    convsel_model *f_linear = calibrate(source, fam, CONVSEL_CALIBRATE_LINEAR);
+    convsel_model *f_both = calibrate(source, fam, CONVSEL_CALIBRATE_BOTH);
+    CHECK_EQ(convsel_model_calibration(f_lob, 0, &io), CONVSEL_OK);
+    CHECK_EQ(convsel_model_calibration(f_linear, 0, &il), CONVSEL_OK);
+    CHECK_EQ(convsel_model_calibration(f_both, 0, &ib), CONVSEL_OK);
+    convsel_metrics m_linear = eval(f_linear, fam_test), m_both = eval(f_both, fam_test),
+                    m_lob = eval(f_lob, fam_test);
+    printf("1x1 family: cv regret linear %.4f both %.4f -> linear-or-both chose %s; held-out regret linear %.4f "
+           "both %.4f chosen %.4f\n",
+           il.cv_regret_log, ib.cv_regret_log, convsel_calibrate_method_name(io.method), m_linear.regret_mean,
+           m_both.regret_mean, m_lob.regret_mean);
+    CHECK_EQ(io.method, CONVSEL_CALIBRATE_BOTH);
+    CHECK_MSG(m_both.regret_mean < 0.5 * m_linear.regret_mean, "held-out regret: both %.4f, linear %.4f",
+              m_both.regret_mean, m_linear.regret_mean);
+    CHECK(m_lob.regret_mean == m_both.regret_mean);
+    convsel_model_destroy(f_lob);
+    convsel_model_destroy(f_linear);
+    convsel_model_destroy(f_both);
+    convsel_dataset_destroy(fam);
+    convsel_dataset_destroy(fam_test);
 }
 
 /* The target CPU is exactly twice as slow as the source model predicts: the
@@ -478,7 +646,7 @@ static convsel_dataset *machine_dataset(convsel_isa cap, int cores, const int *t
     return ds;
 }
 
-/* calibrate's default: linear where every sample ran on a machine (ISA
+/* calibrate's default: linear-or-both where every sample ran on a machine (ISA
  * cap, cores, threads) that some source conv record ran on, retrain where one
  * did not; auto without source data. Each case would fail the other way. */
 static void test_default_method(void)
@@ -497,16 +665,16 @@ static void test_default_method(void)
         size_t n_source;
         convsel_calibrate_method want;
     } cases[] = {
-        {CONVSEL_ISA_AVX512, 2, t12, 2, CONVSEL_RECORD_CONV, one, 1, CONVSEL_CALIBRATE_LINEAR},
-        {CONVSEL_ISA_AVX512, 2, t2, 1, CONVSEL_RECORD_CONV, one, 1, CONVSEL_CALIBRATE_LINEAR},
+        {CONVSEL_ISA_AVX512, 2, t12, 2, CONVSEL_RECORD_CONV, one, 1, CONVSEL_CALIBRATE_LINEAR_OR_BOTH},
+        {CONVSEL_ISA_AVX512, 2, t2, 1, CONVSEL_RECORD_CONV, one, 1, CONVSEL_CALIBRATE_LINEAR_OR_BOTH},
         {CONVSEL_ISA_AVX512, 2, t4, 1, CONVSEL_RECORD_CONV, one, 1, CONVSEL_CALIBRATE_RETRAIN},  /* threads */
         {CONVSEL_ISA_AVX512, 2, t14, 2, CONVSEL_RECORD_CONV, one, 1, CONVSEL_CALIBRATE_RETRAIN}, /* one of them */
         {CONVSEL_ISA_AVX512, 16, t1, 1, CONVSEL_RECORD_CONV, one, 1, CONVSEL_CALIBRATE_RETRAIN}, /* cores */
         {CONVSEL_ISA_AVX2, 2, t1, 1, CONVSEL_RECORD_CONV, one, 1, CONVSEL_CALIBRATE_RETRAIN},    /* ISA cap */
-        {CONVSEL_ISA_AVX2, 2, t1, 1, CONVSEL_RECORD_CONV, two, 2, CONVSEL_CALIBRATE_LINEAR},     /* 2nd file has it */
+        {CONVSEL_ISA_AVX2, 2, t1, 1, CONVSEL_RECORD_CONV, two, 2, CONVSEL_CALIBRATE_LINEAR_OR_BOTH},     /* 2nd file has it */
         {CONVSEL_ISA_AVX2, 2, t2, 1, CONVSEL_RECORD_CONV, two, 2, CONVSEL_CALIBRATE_RETRAIN},
         /* Reorder records are not what the trees learn from. */
-        {CONVSEL_ISA_AVX2, 2, t1, 1, CONVSEL_RECORD_REORDER, one, 1, CONVSEL_CALIBRATE_LINEAR},
+        {CONVSEL_ISA_AVX2, 2, t1, 1, CONVSEL_RECORD_REORDER, one, 1, CONVSEL_CALIBRATE_LINEAR_OR_BOTH},
         {CONVSEL_ISA_AVX512, 2, t1, 1, CONVSEL_RECORD_CONV, NULL, 0, CONVSEL_CALIBRATE_AUTO},
     };
     for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
@@ -827,6 +995,7 @@ int main(void)
 
     test_parse_damaged(both);
     test_pooled_auto(source, samples, test, &cpu);
+    test_linear_or_both(source, samples, train, test, &cpu);
     test_retrain(source, src, samples, test, &cpu);
     convsel_dataset_destroy(src);
 

@@ -33,13 +33,14 @@ static void usage(FILE *out)
             "                     default there: all of them)\n"
             "  --threads LIST     thread counts of the candidates, e.g. 1,2 (default 1,2)\n"
             "  --seed S           seed of the choice and of the residual trees (default 1)\n"
-            "  --method M         auto, pooled, linear, trees, both or retrain. Default, when the\n"
-            "                     model's datasets are at hand: retrain if this CPU's ISA cap, core\n"
-            "                     count or a thread count is new to them (the trees can learn it),\n"
-            "                     else linear (they cannot tell it apart); without them, auto:\n"
-            "                     pooled, linear or both, by cross-validated regret on the samples.\n"
-            "                     retrain: a new model trained on the model's own datasets plus the\n"
-            "                     samples\n"
+            "  --method M         auto, pooled, linear, trees, both, linear-or-both or retrain.\n"
+            "                     Default, when the model's datasets are at hand: retrain if this\n"
+            "                     CPU's ISA cap, core count or a thread count is new to them (the\n"
+            "                     trees can learn it), else linear-or-both (they cannot tell it\n"
+            "                     apart); without them, auto. auto: pooled, linear or both, by\n"
+            "                     cross-validated regret on the samples; linear-or-both: the same\n"
+            "                     between linear and both. retrain: a new model trained on the\n"
+            "                     model's own datasets plus the samples\n"
             "  --source-data FILE a dataset the model was trained on (repeatable; for retrain; default:\n"
             "                     those MODEL.datasets beside the model lists, one path per line)\n"
             "  --retrain-copies R how many times retraining gives each sample (default 5)\n"
@@ -54,7 +55,7 @@ static void usage(FILE *out)
             "  --from-data FILE   calibrate from a dataset profiled on the target CPU; nothing is\n"
             "                     measured\n"
             "  --json             print {\"samples\", \"method\", \"chosen_by_auto\",\n"
-            "                     \"method_by_default\", \"cv_rmse_log\", \"cv_regret_log\",\n"
+            "                     \"method_by_default\", \"method_asked\", \"cv_rmse_log\", \"cv_regret_log\",\n"
             "                     \"seconds\", \"source_model\", \"model\", ...}\n"
             "  --quiet            no progress on stderr\n"
             "  --if-needed        when the model already describes this CPU (same CPU and ISA cap),\n"
@@ -431,7 +432,8 @@ int cmd_calibrate(int argc, char **argv)
                 return CLI_USAGE;
             method_given = 1;
             if (convsel_calibrate_method_parse(v, &params.method) != CONVSEL_OK) {
-                fprintf(stderr, "convsel %s: --method needs linear, trees, both, pooled, auto or retrain (got '%s')\n",
+                fprintf(stderr, "convsel %s: --method needs linear, trees, both, pooled, auto, linear-or-both or retrain "
+                                "(got '%s')\n",
                         CMD, v);
                 return CLI_USAGE;
             }
@@ -477,7 +479,7 @@ int cmd_calibrate(int argc, char **argv)
         return CLI_USAGE;
     }
     /* The model file, and the datasets it was trained on when its sidecar
-     * lists them: with them at hand the default is retrain or linear, decided
+     * lists them: with them at hand the default is retrain or linear-or-both, decided
      * once the samples are measured (convsel_calibrate_default_method);
      * without them, auto. */
     char default_path[4096];
@@ -668,7 +670,8 @@ int cmd_calibrate(int argc, char **argv)
                     params.method == CONVSEL_CALIBRATE_RETRAIN
                         ? "this CPU's ISA cap, cores or a thread count is new to the model's datasets"
                         : "this CPU's ISA cap, cores and thread counts all occur in the model's datasets, "
-                          "so retraining could not tell it apart (docs/transfer.md)");
+                          "so retraining could not tell it apart; the lines, and residual trees if "
+                          "cross-validation says they pay (docs/transfer.md)");
     }
     if (params.method == CONVSEL_CALIBRATE_RETRAIN) {
         if (!quiet && !json)
@@ -692,10 +695,12 @@ int cmd_calibrate(int argc, char **argv)
     if (json) {
         printf("{\"samples\": %zu, \"records\": %zu, \"method\": ", info.samples, info.records);
         json_string(convsel_calibrate_method_name(info.method));
-        printf(", \"chosen_by_auto\": %s, \"method_by_default\": %s, \"cv_rmse_log\": %.4f, \"cv_regret_log\": %.4f, "
-               "\"seconds\": %.3f, \"profile_seconds\": %.3f, \"source_model\": ",
-               info.auto_chosen ? "true" : "false", method_by_default ? "true" : "false", info.cv_rmse_log,
-               info.cv_regret_log, seconds, profile_s);
+        printf(", \"chosen_by_auto\": %s, \"method_by_default\": %s, \"method_asked\": ",
+               info.auto_chosen ? "true" : "false", method_by_default ? "true" : "false");
+        json_string(convsel_calibrate_method_name(params.method));
+        printf(", \"cv_rmse_log\": %.4f, \"cv_regret_log\": %.4f, \"seconds\": %.3f, \"profile_seconds\": %.3f, "
+               "\"source_model\": ",
+               info.cv_rmse_log, info.cv_regret_log, seconds, profile_s);
         json_string(convsel_model_id(source));
         printf(", \"model\": ");
         json_string(convsel_model_id(calibrated));
@@ -709,10 +714,18 @@ int cmd_calibrate(int argc, char **argv)
     } else {
         printf("calibrated model %s -> %s for %s (%s)\n", convsel_model_id(source), convsel_model_id(calibrated),
                info.cpu.model_name, convsel_isa_name(info.cpu.isa_cap));
+        const char *how = "";
+        if (info.auto_chosen && method_by_default)
+            how = params.method == CONVSEL_CALIBRATE_LINEAR_OR_BOTH
+                      ? " (chosen by linear-or-both, the default for this CPU)"
+                      : " (chosen by auto, the default for this CPU)";
+        else if (info.auto_chosen)
+            how = params.method == CONVSEL_CALIBRATE_LINEAR_OR_BOTH ? " (chosen by linear-or-both)"
+                                                                     : " (chosen by auto)";
+        else if (method_by_default)
+            how = " (the default for this CPU)";
         printf("  %zu configurations, %zu records, method %s%s, %zu residual trees\n", info.samples, info.records,
-               convsel_calibrate_method_name(info.method),
-               info.auto_chosen ? " (chosen by auto)" : method_by_default ? " (the default for this CPU)" : "",
-               info.residual_trees);
+               convsel_calibrate_method_name(info.method), how, info.residual_trees);
         if (info.method == CONVSEL_CALIBRATE_RETRAIN)
             printf("  retrained on %zu datasets plus the samples x%d: validation error %.1f%% (RMS in log)\n",
                    n_source_paths, params.retrain_copies, 100 * info.cv_rmse_log);
