@@ -1225,9 +1225,9 @@ convsel_status convsel_model_retrain(const convsel_model *source, const convsel_
  * seen: to the trees such a CPU looks like one they know (only the cache
  * ratios differ), retraining hardly moves them, and the per-primitive lines
  * (with residual trees on top where cross-validation says they pay) are what
- * adapts the model (docs/transfer.md, "The default method"). AUTO when
+ * adapts the model (docs/transfer.md, "The default method"). LINEAR_OR_BOTH too when
  * source_data is NULL or empty or target_samples is NULL (nothing to retrain
- * on). Never fails: without memory for the list it answers RETRAIN.
+ * on; AUTO until the eighteenth session). Never fails: without memory for the list it answers RETRAIN.
  */
 convsel_calibrate_method convsel_calibrate_default_method(const convsel_dataset *const *source_data, size_t n_data,
                                                           const convsel_dataset *target_samples);

@@ -45,7 +45,9 @@ convsel_status convsel_calibrate_method_parse(const char *text, convsel_calibrat
 void convsel_calibrate_params_default(convsel_calibrate_params *p)
 {
     memset(p, 0, sizeof *p);
-    p->method = CONVSEL_CALIBRATE_AUTO; /* the best on the real targets: docs/transfer.md */
+    /* The best on the real CPUs tested (docs/transfer.md, "linear-or-both");
+     * AUTO until the eighteenth session. */
+    p->method = CONVSEL_CALIBRATE_LINEAR_OR_BOTH;
     p->pooled_prior = 1.0;
     p->offset_prior = 1.0;
     p->slope_prior = 30.0;
@@ -803,7 +805,7 @@ convsel_calibrate_method convsel_calibrate_default_method(const convsel_dataset 
                                                           const convsel_dataset *target_samples)
 {
     if (!source_data || n_data == 0 || !target_samples)
-        return CONVSEL_CALIBRATE_AUTO;
+        return CONVSEL_CALIBRATE_LINEAR_OR_BOTH;
     /* The distinct keys of the source's records: a handful (CPUs × caps ×
      * thread counts), so a list searched linearly. */
     machine_key *seen = NULL;

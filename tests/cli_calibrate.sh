@@ -41,8 +41,9 @@ for key in '"samples": 3' '"chosen_by_auto": true' '"cv_regret_log": ' '"seconds
     '"model": "' '"isa": "avx2"'; do
     grep -q "$key" "$tmp/out" || fail "calibrate --json lacks '$key': $(cat "$tmp/out")"
 done
-# The default method is auto, which records the method it chose.
-grep -Eq '"method": "(pooled|linear|both)"' "$tmp/out" || fail "auto chose no known method: $(cat "$tmp/out")"
+# Without the model's datasets the default method is linear-or-both, which records the method it chose.
+grep -Eq '"method": "(linear|both)", "chosen_by_auto": true, "method_by_default": false, "method_asked": "linear-or-both"' \
+    "$tmp/out" || fail "the default without datasets: $(cat "$tmp/out")"
 [ -s "$tmp/cal.msgpack" ] || fail "no calibrated model written"
 "$convsel" dataset info "$tmp/samples.msgpack" >"$tmp/info" 2>&1 || fail "--data wrote no readable dataset"
 grep -q "3 configurations" "$tmp/info" || fail "--data: expected 3 configurations: $(cat "$tmp/info")"
@@ -116,18 +117,20 @@ grep -q "corrupt.msgpack" "$tmp/err" || fail "a corrupt --source-data file is no
 grep -q "\[1/2\]" "$tmp/err" && fail "profiled before reading --source-data: $(cat "$tmp/err")"
 
 # A MODEL.datasets sidecar names the model's datasets: calibrate then retrains by default,
-# --method auto still calibrates, and a listed file that is missing falls back to auto (said
+# --method auto still calibrates, and a listed file that is missing falls back to linear-or-both (said
 # on stderr), or fails when retrain was asked.
 echo "source.msgpack" >"$tmp/source_model.datasets"
 expect_rc 0 calibrate --model "$tmp/source_model.msgpack" --from-data "$tmp/samples.msgpack" --json -o "$tmp/x.msgpack"
 grep -q '"method": "retrain"' "$tmp/out" || fail "sidecar, no --method: $(cat "$tmp/out")"
 expect_rc 0 calibrate --model "$tmp/source_model.msgpack" --from-data "$tmp/samples.msgpack" --method auto --json \
     -o "$tmp/x.msgpack"
-grep -q '"chosen_by_auto": true' "$tmp/out" || fail "sidecar, --method auto: $(cat "$tmp/out")"
+grep -q '"chosen_by_auto": true, "method_by_default": false, "method_asked": "auto"' "$tmp/out" ||
+    fail "sidecar, --method auto: $(cat "$tmp/out")"
 printf '# comment\n\nsource.msgpack\ngone.msgpack\n' >"$tmp/source_model.datasets"
 expect_rc 0 calibrate --model "$tmp/source_model.msgpack" --from-data "$tmp/samples.msgpack" --json -o "$tmp/x.msgpack"
-grep -q '"chosen_by_auto": true' "$tmp/out" || fail "sidecar with a missing file: $(cat "$tmp/out")"
-grep -q "gone.msgpack, which cannot be read; calibrating with auto" "$tmp/err" ||
+grep -q '"chosen_by_auto": true, "method_by_default": false, "method_asked": "linear-or-both"' "$tmp/out" ||
+    fail "sidecar with a missing file: $(cat "$tmp/out")"
+grep -q "gone.msgpack, which cannot be read; calibrating with linear-or-both" "$tmp/err" ||
     fail "sidecar with a missing file, no note: $(cat "$tmp/err")"
 expect_rc 1 calibrate --model "$tmp/source_model.msgpack" --from-data "$tmp/samples.msgpack" --method retrain \
     -o "$tmp/x.msgpack"

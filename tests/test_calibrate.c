@@ -648,7 +648,7 @@ static convsel_dataset *machine_dataset(convsel_isa cap, int cores, const int *t
 
 /* calibrate's default: linear-or-both where every sample ran on a machine (ISA
  * cap, cores, threads) that some source conv record ran on, retrain where one
- * did not; auto without source data. Each case would fail the other way. */
+ * did not; linear-or-both also without source data. Each case would fail the other way. */
 static void test_default_method(void)
 {
     const int t12[] = {1, 2}, t1[] = {1}, t2[] = {2}, t4[] = {4}, t14[] = {1, 4};
@@ -675,7 +675,7 @@ static void test_default_method(void)
         {CONVSEL_ISA_AVX2, 2, t2, 1, CONVSEL_RECORD_CONV, two, 2, CONVSEL_CALIBRATE_RETRAIN},
         /* Reorder records are not what the trees learn from. */
         {CONVSEL_ISA_AVX2, 2, t1, 1, CONVSEL_RECORD_REORDER, one, 1, CONVSEL_CALIBRATE_LINEAR_OR_BOTH},
-        {CONVSEL_ISA_AVX512, 2, t1, 1, CONVSEL_RECORD_CONV, NULL, 0, CONVSEL_CALIBRATE_AUTO},
+        {CONVSEL_ISA_AVX512, 2, t1, 1, CONVSEL_RECORD_CONV, NULL, 0, CONVSEL_CALIBRATE_LINEAR_OR_BOTH},
     };
     for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
         convsel_dataset *samples =
@@ -690,7 +690,11 @@ static void test_default_method(void)
     convsel_dataset *samples = machine_dataset(CONVSEL_ISA_AVX2, 4, t1, 1, CONVSEL_RECORD_CONV);
     const convsel_dataset *with_reorders[2] = {zen, reorders};
     CHECK_EQ(convsel_calibrate_default_method(with_reorders, 2, samples), CONVSEL_CALIBRATE_RETRAIN);
-    CHECK_EQ(convsel_calibrate_default_method(one, 1, NULL), CONVSEL_CALIBRATE_AUTO);
+    CHECK_EQ(convsel_calibrate_default_method(one, 1, NULL), CONVSEL_CALIBRATE_LINEAR_OR_BOTH);
+    /* And the library's default parameters ask for the same. */
+    convsel_calibrate_params params;
+    convsel_calibrate_params_default(&params);
+    CHECK_EQ(params.method, CONVSEL_CALIBRATE_LINEAR_OR_BOTH);
     convsel_dataset_destroy(samples);
     convsel_dataset_destroy(reorders);
     convsel_dataset_destroy(avx2_t1);

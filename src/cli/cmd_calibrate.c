@@ -37,7 +37,7 @@ static void usage(FILE *out)
             "                     Default, when the model's datasets are at hand: retrain if this\n"
             "                     CPU's ISA cap, core count or a thread count is new to them (the\n"
             "                     trees can learn it), else linear-or-both (they cannot tell it\n"
-            "                     apart); without them, auto. auto: pooled, linear or both, by\n"
+            "                     apart); without them, linear-or-both. auto: pooled, linear or both, by\n"
             "                     cross-validated regret on the samples; linear-or-both: the same\n"
             "                     between linear and both. retrain: a new model trained on the\n"
             "                     model's own datasets plus the samples\n"
@@ -481,7 +481,7 @@ int cmd_calibrate(int argc, char **argv)
     /* The model file, and the datasets it was trained on when its sidecar
      * lists them: with them at hand the default is retrain or linear-or-both, decided
      * once the samples are measured (convsel_calibrate_default_method);
-     * without them, auto. */
+     * without them, linear-or-both. */
     char default_path[4096];
     if (!model_path) {
         convsel_status dst = convsel_model_default_path(default_path, sizeof default_path);
@@ -497,7 +497,7 @@ int cmd_calibrate(int argc, char **argv)
             for (size_t f = 0; f < n; f++)
                 source_paths[n_source_paths++] = sidecar_paths[f];
         } else if (listed < 0 && !method_given) {
-            fprintf(stderr, "convsel %s: note: %s; calibrating with auto instead of retraining\n", CMD, why);
+            fprintf(stderr, "convsel %s: note: %s; calibrating with linear-or-both instead of retraining\n", CMD, why);
         } else if (listed < 0) {
             fprintf(stderr, "convsel %s: %s\n", CMD, why);
             return CLI_FAIL;
