@@ -1125,13 +1125,15 @@ convsel_status convsel_select_checked(const convsel_network *network, const conv
  *           over the samples: the simplest whose regret on the
  *           configurations it is not fitted on (the time of the primitive it
  *           predicts fastest over the fastest one's) is within one standard
- *           error of the best method's. POOLED with fewer than 3
- *           configurations. The calibration records the method chosen.
+ *           error of the best method's, or within 0.001, whichever is
+ *           larger. POOLED with fewer than 3 configurations. The
+ *           calibration records the method chosen.
  *   LINEAR_OR_BOTH: the same choice between LINEAR and BOTH only: BOTH
  *           where its cross-validated regret is lower than LINEAR's by more
- *           than one standard error, else LINEAR (also with fewer than 3
- *           configurations). What convsel_calibrate_default_method answers
- *           where the new CPU looks like one the trees know.
+ *           than one standard error and more than 0.001, else LINEAR (also
+ *           with fewer than 3 configurations). The default of the params,
+ *           and what convsel_calibrate_default_method answers unless the new
+ *           CPU is new to the trees.
  *   RETRAIN: not a fit on top of the source but a new model, trained with
  *           the source's parameters on the datasets the source was trained
  *           on plus the samples, each given retrain_copies times: the trees
@@ -1162,7 +1164,7 @@ const char *convsel_calibrate_method_name(convsel_calibrate_method method);
 convsel_status convsel_calibrate_method_parse(const char *text, convsel_calibrate_method *method);
 
 typedef struct convsel_calibrate_params {
-    convsel_calibrate_method method; /* (AUTO) */
+    convsel_calibrate_method method; /* (LINEAR_OR_BOTH; AUTO until the eighteenth session) */
     /* Ridge strengths, in samples: how many observations the prior is worth. */
     double pooled_prior;   /* pooled line towards identity (1) */
     double offset_prior;   /* a primitive's level towards the pooled line (1) */
@@ -1225,9 +1227,10 @@ convsel_status convsel_model_retrain(const convsel_model *source, const convsel_
  * seen: to the trees such a CPU looks like one they know (only the cache
  * ratios differ), retraining hardly moves them, and the per-primitive lines
  * (with residual trees on top where cross-validation says they pay) are what
- * adapts the model (docs/transfer.md, "The default method"). LINEAR_OR_BOTH too when
- * source_data is NULL or empty or target_samples is NULL (nothing to retrain
- * on; AUTO until the eighteenth session). Never fails: without memory for the list it answers RETRAIN.
+ * adapts the model (docs/transfer.md, "The default method"). LINEAR_OR_BOTH
+ * too when source_data is NULL or empty or target_samples is NULL (nothing
+ * to retrain on; AUTO until the eighteenth session). Never fails: without
+ * memory for the list it answers RETRAIN.
  */
 convsel_calibrate_method convsel_calibrate_default_method(const convsel_dataset *const *source_data, size_t n_data,
                                                           const convsel_dataset *target_samples);

@@ -649,7 +649,7 @@ convsel_status convsel_model_calibrate(const convsel_model *source, const convse
     convsel_model *m = NULL;
     if ((st = samples_prepare(source, target_samples, params, &t, &r, &cal)) != CONVSEL_OK)
         goto done;
-    if (params->method == CONVSEL_CALIBRATE_AUTO || params->method == CONVSEL_CALIBRATE_LINEAR_OR_BOTH) {
+    if (convsel_calibrate_method_chooses(params->method)) {
         /* The one-standard-error rule: the simplest method whose
          * cross-validated regret is within one standard error of the best
          * one's. With fewer than 3 configurations there is no

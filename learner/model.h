@@ -60,6 +60,13 @@ typedef struct convsel_calibration {
     int auto_chosen;           /* method was chosen by cross-validation (AUTO, LINEAR_OR_BOTH) */
 } convsel_calibration;
 
+/* Whether method chooses among others by cross-validation (AUTO,
+ * LINEAR_OR_BOTH): what may be asked, never what a calibration fits. */
+static inline int convsel_calibrate_method_chooses(convsel_calibrate_method method)
+{
+    return method == CONVSEL_CALIBRATE_AUTO || method == CONVSEL_CALIBRATE_LINEAR_OR_BOTH;
+}
+
 /* The first version that may hold calibrations; a model without one is
  * written as CONVSEL_MODEL_FORMAT_VERSION, so older readers still read it. */
 #define CONVSEL_MODEL_FORMAT_VERSION_CALIBRATED 2

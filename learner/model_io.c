@@ -979,8 +979,7 @@ static void parse_calibration(cursor *c, convsel_calibration *cal)
             char text[32];
             read_str_into(c, text, sizeof text, "method");
             if (c->status == CONVSEL_OK && (convsel_calibrate_method_parse(text, &cal->method) != CONVSEL_OK ||
-                                            cal->method == CONVSEL_CALIBRATE_AUTO ||
-                                            cal->method == CONVSEL_CALIBRATE_LINEAR_OR_BOTH))
+                                            convsel_calibrate_method_chooses(cal->method)))
                 fail(c, CONVSEL_CORRUPT, "unknown calibration method");
             seen |= 4;
         } else if (str_is(k, len, "samples")) {

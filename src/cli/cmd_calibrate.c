@@ -714,16 +714,14 @@ int cmd_calibrate(int argc, char **argv)
     } else {
         printf("calibrated model %s -> %s for %s (%s)\n", convsel_model_id(source), convsel_model_id(calibrated),
                info.cpu.model_name, convsel_isa_name(info.cpu.isa_cap));
-        const char *how = "";
-        if (info.auto_chosen && method_by_default)
-            how = params.method == CONVSEL_CALIBRATE_LINEAR_OR_BOTH
-                      ? " (chosen by linear-or-both, the default for this CPU)"
-                      : " (chosen by auto, the default for this CPU)";
-        else if (info.auto_chosen)
-            how = params.method == CONVSEL_CALIBRATE_LINEAR_OR_BOTH ? " (chosen by linear-or-both)"
-                                                                     : " (chosen by auto)";
+        /* Which method chose the fitted one (auto or linear-or-both: what
+         * was asked), and whether that was the default. */
+        char how[96] = "";
+        if (info.auto_chosen)
+            snprintf(how, sizeof how, " (chosen by %s%s)", convsel_calibrate_method_name(params.method),
+                     method_by_default ? ", the default for this CPU" : "");
         else if (method_by_default)
-            how = " (the default for this CPU)";
+            snprintf(how, sizeof how, " (the default for this CPU)");
         printf("  %zu configurations, %zu records, method %s%s, %zu residual trees\n", info.samples, info.records,
                convsel_calibrate_method_name(info.method), how, info.residual_trees);
         if (info.method == CONVSEL_CALIBRATE_RETRAIN)
