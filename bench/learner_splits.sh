@@ -1,0 +1,66 @@
+#!/bin/bash
+# A learner change's quick check: held-out accuracy on per-CPU splits.
+#
+#   bash bench/learner_splits.sh [-s "1 2 3"] [-t TRAIN_SEED] [-o OUT.md] DATA...
+#
+# Each dataset (one CPU's profile) is split by layer shape, 20% held out, with
+# every seed; a model is trained on the training part with the default
+# parameters and `--seed TRAIN_SEED` (1), and scored on the held-out shapes as
+# the selector prices them (`convsel eval --as-selector`). Prints one row per
+# split and the means. To compare a change, run it with the changed build and
+# the unchanged one (CONVSEL=path/to/convsel) and with a second -t: the spread
+# between training seeds is the noise a change must beat (docs/learner.md,
+# "Call-count and im2col features"). No timing: the figures are model quality.
+set -euo pipefail
+# shellcheck source-path=SCRIPTDIR
+. "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+cd_repo_root
+seeds="1 2 3"
+train_seed=1
+out=
+while getopts "s:t:o:" opt; do
+    case $opt in
+    s) seeds=$OPTARG ;;
+    t) train_seed=$OPTARG ;;
+    o) out=$OPTARG ;;
+    *) die 2 "usage: bash bench/learner_splits.sh [-s SEEDS] [-t TRAIN_SEED] [-o OUT.md] DATA..." ;;
+    esac
+done
+shift $((OPTIND - 1))
+[ $# -ge 1 ] || die 2 "learner_splits.sh: give at least one dataset"
+convsel=$(convsel_path)
+require_built "$convsel"
+for d in "$@"; do
+    [ -f "$d" ] || die 1 "learner_splits.sh: $d: no such dataset"
+done
+
+make_tmp
+for d in "$@"; do
+    for s in $seeds; do
+        "$convsel" dataset split --test-frac 0.2 --seed "$s" -o "$tmp/s" "$d" 2>"$tmp/split.err" ||
+            { cat "$tmp/split.err" >&2; exit 1; }
+        "$convsel" train --quiet --seed "$train_seed" "$tmp/s-train.msgpack" -o "$tmp/m.msgpack"
+        json=$("$convsel" eval --model "$tmp/m.msgpack" --as-selector --json "$tmp/s-test.msgpack" | tr -d '\n')
+        printf '%s\t%s\t%s\n' "$(basename "$d" .msgpack)" "$s" "$json" >>"$tmp/rows"
+    done
+done
+
+python3 - "$tmp/rows" "$convsel" "$train_seed" <<'PY' | if [ -n "$out" ]; then tee "$out"; else cat; fi
+import json, sys
+keys = ('mape', 'spearman', 'top1', 'regret_mean', 'regret_p95')
+rows = []
+for line in open(sys.argv[1]):
+    name, seed, js = line.rstrip('\n').split('\t', 2)
+    m = json.loads(js)
+    m = m.get('metrics', m)
+    rows.append((name, seed, [m[k] for k in keys]))
+print(f'Held-out shapes (20%, by shape), `{sys.argv[2]}`, training seed {sys.argv[3]}, `--as-selector`.\n')
+print('| dataset | split seed | MAPE | Spearman per config | top-1 | regret mean | regret p95 |')
+print('|---|---|---|---|---|---|---|')
+def cells(v):
+    return f'{100 * v[0]:.1f}% | {v[1]:.3f} | {v[2]:.3f} | {100 * v[3]:.2f}% | {100 * v[4]:.1f}%'
+for name, seed, v in rows:
+    print(f'| {name} | {seed} | {cells(v)} |')
+mean = [sum(r[2][i] for r in rows) / len(rows) for i in range(len(keys))]
+print(f'| **mean of {len(rows)}** | | {cells(mean)} |')
+PY
