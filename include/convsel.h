@@ -394,6 +394,18 @@ typedef struct convsel_fingerprint {
 convsel_status convsel_fingerprint_get(convsel_fingerprint *fingerprint);
 /* 1 when a and b describe the same CPU and cap (library versions ignored). */
 int convsel_fingerprint_same_cpu(const convsel_fingerprint *a, const convsel_fingerprint *b);
+/* The instruction set of the OpenBLAS kernels that ran where the fingerprint
+ * was taken: Debian's DYNAMIC_ARCH build names the core in use in its
+ * configuration (openblas_version: "... USE_OPENMP Haswell MAX_THREADS=64"),
+ * and the core is chosen by OpenBLAS's detection or by OPENBLAS_CORETYPE in
+ * the environment, not by the CPU alone. AVX512 for SkylakeX, Cooperlake and
+ * SapphireRapids, AVX2 for Haswell, Zen and Excavator, SSE41 for Nehalem to
+ * Steamroller, SCALAR for older cores; -1 when it names no core convsel knows. */
+int convsel_fingerprint_blas_isa(const convsel_fingerprint *fingerprint);
+/* 1 when a and b are the same CPU and cap and their OpenBLAS kernels use the
+ * same instruction set (or either's is unknown): a model's measurements of a
+ * and a run on b then agree on the GEMM primitives too. */
+int convsel_fingerprint_same_setup(const convsel_fingerprint *a, const convsel_fingerprint *b);
 
 /* ---------------------------------------------------------------- datasets */
 

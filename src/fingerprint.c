@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <unistd.h>
 
 #if defined(__x86_64__) || defined(__i386__)
@@ -418,4 +419,52 @@ int convsel_fingerprint_same_cpu(const convsel_fingerprint *a, const convsel_fin
            strcmp(a->microarch, b->microarch) == 0 && strcmp(a->isa_flags, b->isa_flags) == 0 &&
            a->isa_cap == b->isa_cap && a->cores == b->cores && a->l1d_bytes == b->l1d_bytes &&
            a->l2_bytes == b->l2_bytes && a->l3_bytes == b->l3_bytes;
+}
+
+/* OpenBLAS's DYNAMIC_ARCH core names (driver/others/dynamic.c), by the widest
+ * of convsel's ISA levels their kernels stay within. */
+static const struct {
+    const char *core;
+    convsel_isa isa;
+} blas_cores[] = {
+    {"SkylakeX", CONVSEL_ISA_AVX512},   {"Cooperlake", CONVSEL_ISA_AVX512}, {"SapphireRapids", CONVSEL_ISA_AVX512},
+    {"Haswell", CONVSEL_ISA_AVX2},      {"Zen", CONVSEL_ISA_AVX2},          {"Excavator", CONVSEL_ISA_AVX2},
+    {"Nehalem", CONVSEL_ISA_SSE41},     {"Penryn", CONVSEL_ISA_SSE41},      {"Dunnington", CONVSEL_ISA_SSE41},
+    {"Sandybridge", CONVSEL_ISA_SSE41}, {"Bulldozer", CONVSEL_ISA_SSE41},   {"Piledriver", CONVSEL_ISA_SSE41},
+    {"Steamroller", CONVSEL_ISA_SSE41}, {"Prescott", CONVSEL_ISA_SCALAR},   {"Core2", CONVSEL_ISA_SCALAR},
+    {"Atom", CONVSEL_ISA_SCALAR},       {"Barcelona", CONVSEL_ISA_SCALAR},  {"Opteron", CONVSEL_ISA_SCALAR},
+    {"Opteron_SSE3", CONVSEL_ISA_SCALAR}, {"Athlon", CONVSEL_ISA_SCALAR}, {"Nano", CONVSEL_ISA_SCALAR},
+    {"Bobcat", CONVSEL_ISA_SCALAR},     {"Katmai", CONVSEL_ISA_SCALAR},     {"Coppermine", CONVSEL_ISA_SCALAR},
+    {"Northwood", CONVSEL_ISA_SCALAR},
+};
+
+int convsel_openblas_core_isa(const char *config)
+{
+    if (!config)
+        return -1;
+    /* A configuration is blank-separated words; the core is one of them. */
+    const char *s = config;
+    while (*s) {
+        while (*s == ' ')
+            s++;
+        size_t n = strcspn(s, " ");
+        for (size_t i = 0; n && i < sizeof blas_cores / sizeof blas_cores[0]; i++)
+            if (strlen(blas_cores[i].core) == n && strncasecmp(s, blas_cores[i].core, n) == 0)
+                return (int)blas_cores[i].isa;
+        s += n;
+    }
+    return -1;
+}
+
+int convsel_fingerprint_blas_isa(const convsel_fingerprint *fp)
+{
+    return fp ? convsel_openblas_core_isa(fp->openblas_version) : -1;
+}
+
+int convsel_fingerprint_same_setup(const convsel_fingerprint *a, const convsel_fingerprint *b)
+{
+    if (!convsel_fingerprint_same_cpu(a, b))
+        return 0;
+    int blas_a = convsel_fingerprint_blas_isa(a), blas_b = convsel_fingerprint_blas_isa(b);
+    return blas_a < 0 || blas_b < 0 || blas_a == blas_b;
 }

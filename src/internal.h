@@ -30,6 +30,10 @@ void convsel_isa_lock(void);
 /* The OpenBLAS core to run instead of `core` on a CPU whose ISA is `cpu`, when
  * `core` is a pre-AVX2 fallback on an AVX2 or AVX-512 CPU; else NULL. */
 const char *convsel_openblas_core_upgrade(convsel_isa cpu, const char *core);
+/* The instruction set of the OpenBLAS kernels of the core named in config
+ * (a core name, or OpenBLAS's configuration string with the core among its
+ * words; any case), or -1 for none convsel knows (fingerprint.c). */
+int convsel_openblas_core_isa(const char *config);
 
 /* Sets OpenMP's and OpenBLAS's thread counts for the next call. */
 void convsel_threads_set(int threads);

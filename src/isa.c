@@ -129,12 +129,8 @@ static const char *openblas_coretype(convsel_isa isa)
  * AVX-512 core on such a CPU is OpenBLAS's own, deliberate pick. */
 const char *convsel_openblas_core_upgrade(convsel_isa cpu, const char *core)
 {
-    static const char *const capable[] = {"Haswell", "Zen", "SkylakeX", "Cooperlake", "SapphireRapids"};
-    if (cpu < CONVSEL_ISA_AVX2 || !core)
+    if (cpu < CONVSEL_ISA_AVX2 || !core || convsel_openblas_core_isa(core) >= (int)CONVSEL_ISA_AVX2)
         return NULL;
-    for (size_t i = 0; i < sizeof capable / sizeof capable[0]; i++)
-        if (strcasecmp(core, capable[i]) == 0)
-            return NULL;
     return openblas_coretype(cpu);
 }
 

@@ -137,6 +137,27 @@ expect_rc 1 calibrate --model "$tmp/source_model.msgpack" --from-data "$tmp/samp
 grep -q "gone.msgpack" "$tmp/err" || fail "retrain with a missing sidecar file: $(cat "$tmp/err")"
 rm "$tmp/source_model.datasets"
 
+# --if-needed: a model of this CPU and cap is copied, unless its data ran OpenBLAS kernels of
+# another instruction set than this process does (OPENBLAS_CORETYPE), which calibrates.
+if grep -qw avx2 /proc/cpuinfo && grep -qw fma /proc/cpuinfo; then
+    OPENBLAS_CORETYPE=Nehalem "$convsel" profile --net "$tmp/tiny.txt" --threads 1 --max-time-s 0.02 --no-reorders \
+        --quiet -o "$tmp/here.msgpack" >/dev/null 2>"$tmp/err" || fail "profile here exited $?: $(cat "$tmp/err")"
+    "$convsel" train "$tmp/here.msgpack" -o "$tmp/here_model.msgpack" --params trees=20,valid_fraction=0 --quiet \
+        >/dev/null 2>"$tmp/err" || fail "train here exited $?: $(cat "$tmp/err")"
+    OPENBLAS_CORETYPE=Nehalem "$convsel" calibrate --model "$tmp/here_model.msgpack" --samples 2 --threads 1 \
+        --pool "$tmp/tiny.txt" --sampled 0 --max-time-s 0.02 --if-needed -o "$tmp/x.msgpack" >"$tmp/out" 2>"$tmp/err" ||
+        fail "--if-needed, same kernels, exited $?: $(cat "$tmp/err")"
+    grep -q "the model already describes this CPU" "$tmp/out" || fail "--if-needed, same kernels: $(cat "$tmp/out")"
+    cmp -s "$tmp/here_model.msgpack" "$tmp/x.msgpack" || fail "--if-needed, same kernels: the model was not copied"
+    "$convsel" calibrate --model "$tmp/here_model.msgpack" --samples 2 --threads 1 --pool "$tmp/tiny.txt" --sampled 0 \
+        --max-time-s 0.02 --if-needed -o "$tmp/x.msgpack" >"$tmp/out" 2>"$tmp/err" ||
+        fail "--if-needed, other kernels, exited $?: $(cat "$tmp/err")"
+    grep -q "the model measured this CPU with OpenBLAS's sse41 kernels, this process runs its avx[0-9]* ones" \
+        "$tmp/out" || fail "--if-needed, other kernels, not said: $(cat "$tmp/out")"
+    grep -q "already describes" "$tmp/out" && fail "--if-needed, other kernels: copied: $(cat "$tmp/out")"
+    cmp -s "$tmp/here_model.msgpack" "$tmp/x.msgpack" && fail "--if-needed, other kernels: the model is unchanged"
+fi
+
 # The calibrated model is a model: prediction under the calibrated cap works.
 "$convsel" --isa avx2 predict --model "$tmp/cal.msgpack" 'mb1ic8ih8oc8oh8kh3ph1' >"$tmp/out" 2>"$tmp/err" ||
     fail "predict with the calibrated model exited $?: $(cat "$tmp/err")"

@@ -68,6 +68,22 @@ if grep -qw avx2 /proc/cpuinfo && grep -qw fma /proc/cpuinfo; then
     esac
     OPENBLAS_CORETYPE=Nehalem "$convsel" --version >"$tmp/out" 2>&1 || fail "--version exited $?"
     grep -qix "openblas core: nehalem" "$tmp/out" || fail "OPENBLAS_CORETYPE=Nehalem not kept: $(tr '\n' '|' <"$tmp/out")"
+
+    # A core kept below this CPU's instruction set is said once, where
+    # primitives are timed or chosen; not by commands that time nothing, not
+    # for --help, and not under a cap (which sets the core to match itself).
+    layer=mb1ic16ih8oc16oh8kh1ph0
+    OPENBLAS_CORETYPE=Nehalem "$convsel" bench-layer $layer --primitives gemm_1x1 --max-time 0.05 >/dev/null 2>"$tmp/err" ||
+        fail "OPENBLAS_CORETYPE=Nehalem bench-layer exited $?: $(cat "$tmp/err")"
+    [ "$(grep -c "note: OPENBLAS_CORETYPE=Nehalem in the environment: OpenBLAS runs its sse41 kernels" "$tmp/err")" = 1 ] ||
+        fail "OPENBLAS_CORETYPE=Nehalem bench-layer: not one note naming the core: $(cat "$tmp/err")"
+    OPENBLAS_CORETYPE=Nehalem "$convsel" primitives >/dev/null 2>"$tmp/err" || fail "primitives exited $?"
+    [ ! -s "$tmp/err" ] || fail "OPENBLAS_CORETYPE=Nehalem primitives: a note where nothing is timed: $(cat "$tmp/err")"
+    OPENBLAS_CORETYPE=Nehalem "$convsel" bench-layer --help >/dev/null 2>"$tmp/err" || fail "bench-layer --help exited $?"
+    [ ! -s "$tmp/err" ] || fail "OPENBLAS_CORETYPE=Nehalem bench-layer --help: a note: $(cat "$tmp/err")"
+    OPENBLAS_CORETYPE=Nehalem "$convsel" --isa avx2 bench-layer $layer --primitives gemm_1x1 --max-time 0.05 >/dev/null 2>"$tmp/err" ||
+        fail "--isa avx2 bench-layer exited $?: $(cat "$tmp/err")"
+    ! grep -q "note: OPENBLAS_CORETYPE" "$tmp/err" || fail "--isa avx2: a note although the cap set the core: $(cat "$tmp/err")"
 fi
 
 finish cli_isa

@@ -5,7 +5,8 @@
  * order convsel_fingerprint_get takes them in (sysfs first). Where this
  * machine has no sysfs cache entries or no such CPUID leaf, the comparison
  * cannot be made and the test says so and exits 77 (skipped) after the parts
- * that need neither.
+ * that need neither. Also the instruction set of the OpenBLAS kernels a
+ * fingerprint names, which needs no particular machine.
  */
 #include <sched.h>
 #include <stdio.h>
@@ -53,6 +54,59 @@ static void test_instances(void)
     CHECK_EQ(convsel_cache_instances(apic, 16, &set, 2), 0);
 }
 
+static convsel_fingerprint with_blas(const convsel_fingerprint *cpu, const char *config)
+{
+    convsel_fingerprint fp = *cpu;
+    snprintf(fp.openblas_version, sizeof fp.openblas_version, "%s", config);
+    return fp;
+}
+
+/* The OpenBLAS core named in a fingerprint's configuration string, by the
+ * instruction set of its kernels, and what it does to "the same setup". */
+static void test_blas_isa(const convsel_fingerprint *cpu)
+{
+    static const struct {
+        const char *config;
+        int isa;
+    } cases[] = {
+        {"OpenBLAS 0.3.21 NO_LAPACKE DYNAMIC_ARCH NO_AFFINITY USE_OPENMP Haswell MAX_THREADS=64", CONVSEL_ISA_AVX2},
+        {"OpenBLAS 0.3.21 NO_LAPACKE DYNAMIC_ARCH NO_AFFINITY USE_OPENMP Cooperlake MAX_THREADS=64",
+         CONVSEL_ISA_AVX512},
+        {"OpenBLAS 0.3.21 DYNAMIC_ARCH USE_OPENMP SkylakeX MAX_THREADS=64", CONVSEL_ISA_AVX512},
+        {"OpenBLAS 0.3.26 DYNAMIC_ARCH SapphireRapids", CONVSEL_ISA_AVX512},
+        {"OpenBLAS 0.3.21 DYNAMIC_ARCH USE_OPENMP Zen MAX_THREADS=64", CONVSEL_ISA_AVX2},
+        {"OpenBLAS 0.3.21 DYNAMIC_ARCH USE_OPENMP Sandybridge MAX_THREADS=64", CONVSEL_ISA_SSE41},
+        {"OpenBLAS 0.3.21 DYNAMIC_ARCH USE_OPENMP Nehalem MAX_THREADS=64", CONVSEL_ISA_SSE41},
+        {"OpenBLAS 0.3.21 DYNAMIC_ARCH USE_OPENMP Prescott MAX_THREADS=64", CONVSEL_ISA_SCALAR},
+        {"OpenBLAS 0.3.21 DYNAMIC_ARCH USE_OPENMP haswell", CONVSEL_ISA_AVX2}, /* any case, at the end */
+        {"Cooperlake", CONVSEL_ISA_AVX512},                                    /* the core alone */
+        {"  Zen  ", CONVSEL_ISA_AVX2},                                          /* blanks around it */
+        {"OpenBLAS 0.3.21 DYNAMIC_ARCH USE_OPENMP MAX_THREADS=64", -1},       /* no core named */
+        {"OpenBLAS 0.3.21 DYNAMIC_ARCH HaswellX", -1},                        /* a word, not a prefix */
+        {"OpenBLAS 0.3.21 DYNAMIC_ARCH Zen4", -1},
+        {"unknown", -1},
+        {"", -1},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        convsel_fingerprint fp = with_blas(cpu, cases[i].config);
+        CHECK_EQ(convsel_fingerprint_blas_isa(&fp), cases[i].isa);
+    }
+    CHECK_EQ(convsel_fingerprint_blas_isa(NULL), -1);
+
+    convsel_fingerprint haswell = with_blas(cpu, cases[0].config), cooper = with_blas(cpu, cases[1].config),
+                        skx = with_blas(cpu, cases[2].config), unknown = with_blas(cpu, "unknown");
+    CHECK(convsel_fingerprint_same_cpu(&haswell, &cooper));
+    CHECK(!convsel_fingerprint_same_setup(&haswell, &cooper));
+    CHECK(!convsel_fingerprint_same_setup(&cooper, &haswell));
+    CHECK(convsel_fingerprint_same_setup(&cooper, &skx)); /* the same instruction set */
+    CHECK(convsel_fingerprint_same_setup(&haswell, &unknown));
+    CHECK(convsel_fingerprint_same_setup(&unknown, &cooper));
+    convsel_fingerprint other_cpu = cooper;
+    other_cpu.cores += 1;
+    CHECK(!convsel_fingerprint_same_setup(&cooper, &other_cpu));
+    CHECK(!convsel_fingerprint_same_setup(NULL, &cooper));
+}
+
 int main(void)
 {
     test_instances();
@@ -77,6 +131,11 @@ int main(void)
 
     convsel_fingerprint fp;
     CHECK_EQ(convsel_fingerprint_get(&fp), CONVSEL_OK);
+    test_blas_isa(&fp);
+    /* This process's own kernels: the core OpenBLAS runs is in its configuration. */
+    printf("openblas: %s (kernels: %d)\n", fp.openblas_version, convsel_fingerprint_blas_isa(&fp));
+    if (strcmp(convsel_openblas_corename(), "unknown") != 0 && strstr(fp.openblas_version, "DYNAMIC_ARCH"))
+        CHECK(convsel_fingerprint_blas_isa(&fp) >= 0);
     if (sys.l1d)
         CHECK_EQ(fp.l1d_bytes, sys.l1d);
     if (sys.l2)

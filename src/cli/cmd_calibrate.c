@@ -58,7 +58,8 @@ static void usage(FILE *out)
             "                     \"method_by_default\", \"method_asked\", \"cv_rmse_log\", \"cv_regret_log\",\n"
             "                     \"seconds\", \"source_model\", \"model\", ...}\n"
             "  --quiet            no progress on stderr\n"
-            "  --if-needed        when the model already describes this CPU (same CPU and ISA cap),\n"
+            "  --if-needed        when the model already describes this CPU (same CPU, ISA cap and\n"
+            "                     instruction set of OpenBLAS's kernels),\n"
             "                     copy it to OUT and measure nothing\n"
             "  -o OUT             the calibrated model file\n"
             "\n"
@@ -529,9 +530,20 @@ int cmd_calibrate(int argc, char **argv)
         /* Already a model of this CPU (and ISA cap): nothing to learn here. */
         convsel_fingerprint here;
         int same = 0;
+        const convsel_fingerprint *other_blas = NULL;
         if (convsel_fingerprint_get(&here) == CONVSEL_OK)
-            for (size_t f = 0; f < convsel_model_fingerprint_count(source) && !same; f++)
-                same = convsel_fingerprint_same_cpu(convsel_model_fingerprint(source, f), &here);
+            for (size_t f = 0; f < convsel_model_fingerprint_count(source) && !same; f++) {
+                const convsel_fingerprint *fp = convsel_model_fingerprint(source, f);
+                same = convsel_fingerprint_same_setup(fp, &here);
+                if (!same && convsel_fingerprint_same_cpu(fp, &here))
+                    other_blas = fp;
+            }
+        if (!same && other_blas && !quiet && !json)
+            printf("the model measured this CPU with OpenBLAS's %s kernels, this process runs its %s ones "
+                   "(OPENBLAS_CORETYPE): calibrating\n",
+                   convsel_isa_name((convsel_isa)convsel_fingerprint_blas_isa(other_blas)),
+                   convsel_isa_name((convsel_isa)convsel_fingerprint_blas_isa(&here)));
+        fflush(stdout); /* before the progress on stderr */
         if (same) {
             if ((st = convsel_model_save(source, out_path)) != CONVSEL_OK) {
                 rc = cli_fail(CMD, st);

@@ -101,6 +101,12 @@ int cmd_run(int argc, char **argv)
                 "its choices may not be the fastest here\n",
                 plan->cpu.model_name, convsel_isa_name(plan->cpu.isa_cap), here.model_name,
                 convsel_isa_name(here.isa_cap));
+    else if (!convsel_fingerprint_same_setup(&here, &plan->cpu))
+        fprintf(stderr,
+                "convsel run: warning: the plan was made with OpenBLAS's %s kernels and this process runs its %s "
+                "ones (OPENBLAS_CORETYPE); the GEMM primitives' times differ\n",
+                convsel_isa_name((convsel_isa)convsel_fingerprint_blas_isa(&plan->cpu)),
+                convsel_isa_name((convsel_isa)convsel_fingerprint_blas_isa(&here)));
 
     convsel_runner *runner = NULL;
     st = convsel_runner_create(plan, 1, &runner);

@@ -49,9 +49,22 @@ int cli_open_model(const char *cmd, const char *path, convsel_model **model)
 
 void cli_warn_cpu(const char *cmd, const convsel_model *model, const convsel_fingerprint *here)
 {
-    for (size_t i = 0; i < convsel_model_fingerprint_count(model); i++)
-        if (convsel_fingerprint_same_cpu(convsel_model_fingerprint(model, i), here))
+    const convsel_fingerprint *same_cpu = NULL;
+    for (size_t i = 0; i < convsel_model_fingerprint_count(model); i++) {
+        const convsel_fingerprint *fp = convsel_model_fingerprint(model, i);
+        if (convsel_fingerprint_same_setup(fp, here))
             return;
+        if (convsel_fingerprint_same_cpu(fp, here))
+            same_cpu = fp;
+    }
+    if (same_cpu) {
+        fprintf(stderr,
+                "convsel %s: note: the model measured this CPU with OpenBLAS's %s kernels and this process runs "
+                "its %s ones (OPENBLAS_CORETYPE); 'convsel calibrate' adapts it from a few measurements\n",
+                cmd, convsel_isa_name((convsel_isa)convsel_fingerprint_blas_isa(same_cpu)),
+                convsel_isa_name((convsel_isa)convsel_fingerprint_blas_isa(here)));
+        return;
+    }
     const convsel_fingerprint *fp = convsel_model_fingerprint_count(model) ? convsel_model_fingerprint(model, 0) : NULL;
     fprintf(stderr,
             "convsel %s: note: the model was trained on %s (%s) and this CPU is %s (%s); "

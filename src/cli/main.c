@@ -1,5 +1,6 @@
 /* convsel's command line: one cmd_<name>.c per subcommand, as git's builtins. */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "cli.h"
@@ -35,6 +36,34 @@ static void version(void)
     printf("openblas core: %s\n", convsel_openblas_corename());
 }
 
+/* A core forced by OPENBLAS_CORETYPE below the instruction set convsel runs
+ * at (a cap sets the variable to match itself) makes every GEMM primitive
+ * slower than this CPU allows: say so once, where primitives are timed or
+ * chosen, since the datasets, plans and calibrations made so record it. */
+static void note_blas_core(int argc, char **argv)
+{
+    static const char *const timing[] = {"select", "run", "compare", "bench-layer", "profile", "calibrate"};
+    const char *forced = getenv("OPENBLAS_CORETYPE");
+    int times = 0;
+    for (size_t i = 0; i < sizeof timing / sizeof timing[0]; i++)
+        times |= strcmp(argv[1], timing[i]) == 0;
+    for (int i = 2; i < argc; i++)
+        if (cli_is_help(argv[i]))
+            return;
+    if (!times || !forced || !*forced)
+        return;
+    convsel_fingerprint here;
+    if (convsel_fingerprint_get(&here) != CONVSEL_OK)
+        return;
+    int kernels = convsel_fingerprint_blas_isa(&here);
+    convsel_isa isa = convsel_get_isa();
+    if (kernels >= 0 && kernels < (int)isa)
+        fprintf(stderr,
+                "convsel: note: OPENBLAS_CORETYPE=%s in the environment: OpenBLAS runs its %s kernels on this %s "
+                "CPU, and the GEMM primitives are timed and chosen with them (unset it for OpenBLAS's own choice)\n",
+                forced, convsel_isa_name((convsel_isa)kernels), convsel_isa_name(isa));
+}
+
 int main(int argc, char **argv)
 {
     /* First: it may re-execute the program so that OpenBLAS loads capped. */
@@ -57,6 +86,7 @@ int main(int argc, char **argv)
         version();
         return CLI_OK;
     }
+    note_blas_core(argc, argv);
     for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
         if (strcmp(argv[1], commands[i].name) == 0)
             return commands[i].run(argc - 1, argv + 1);
