@@ -41,7 +41,15 @@ void cli_without_times(const convsel_check_report *report, const char *unit, cha
 void cli_csv_field(FILE *out, const char *s);
 /* Loads --model M, or the default model when path is NULL. */
 int cli_open_model(const char *cmd, const char *path, convsel_model **model);
-/* One line when the model was trained on another CPU than here. */
+/* 1 when one of the model's fingerprints is here's setup (the same CPU, cap
+ * and OpenBLAS kernels); else 0, with *same_cpu (when not NULL) a fingerprint
+ * of this CPU and cap measured with other OpenBLAS kernels, or NULL. */
+int cli_model_describes(const convsel_model *model, const convsel_fingerprint *here,
+                        const convsel_fingerprint **same_cpu);
+/* The instruction set of the OpenBLAS kernels a fingerprint ran, by name. */
+const char *cli_blas_isa_name(const convsel_fingerprint *fp);
+/* One line when the model was trained on another CPU than here, or measured
+ * it with other OpenBLAS kernels. */
 void cli_warn_cpu(const char *cmd, const convsel_model *model, const convsel_fingerprint *here);
 /* The plan table: layer, primitive, predicted ms, runner-up, margin, reorders. */
 void cli_print_plan(const convsel_plan *plan);

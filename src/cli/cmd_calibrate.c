@@ -532,18 +532,13 @@ int cmd_calibrate(int argc, char **argv)
         int same = 0;
         const convsel_fingerprint *other_blas = NULL;
         if (convsel_fingerprint_get(&here) == CONVSEL_OK)
-            for (size_t f = 0; f < convsel_model_fingerprint_count(source) && !same; f++) {
-                const convsel_fingerprint *fp = convsel_model_fingerprint(source, f);
-                same = convsel_fingerprint_same_setup(fp, &here);
-                if (!same && convsel_fingerprint_same_cpu(fp, &here))
-                    other_blas = fp;
-            }
-        if (!same && other_blas && !quiet && !json)
+            same = cli_model_describes(source, &here, &other_blas);
+        if (!same && other_blas && !quiet && !json) {
             printf("the model measured this CPU with OpenBLAS's %s kernels, this process runs its %s ones "
                    "(OPENBLAS_CORETYPE): calibrating\n",
-                   convsel_isa_name((convsel_isa)convsel_fingerprint_blas_isa(other_blas)),
-                   convsel_isa_name((convsel_isa)convsel_fingerprint_blas_isa(&here)));
-        fflush(stdout); /* before the progress on stderr */
+                   cli_blas_isa_name(other_blas), cli_blas_isa_name(&here));
+            fflush(stdout); /* before the progress on stderr */
+        }
         if (same) {
             if ((st = convsel_model_save(source, out_path)) != CONVSEL_OK) {
                 rc = cli_fail(CMD, st);

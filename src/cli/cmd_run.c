@@ -105,8 +105,7 @@ int cmd_run(int argc, char **argv)
         fprintf(stderr,
                 "convsel run: warning: the plan was made with OpenBLAS's %s kernels and this process runs its %s "
                 "ones (OPENBLAS_CORETYPE); the GEMM primitives' times differ\n",
-                convsel_isa_name((convsel_isa)convsel_fingerprint_blas_isa(&plan->cpu)),
-                convsel_isa_name((convsel_isa)convsel_fingerprint_blas_isa(&here)));
+                cli_blas_isa_name(&plan->cpu), cli_blas_isa_name(&here));
 
     convsel_runner *runner = NULL;
     st = convsel_runner_create(plan, 1, &runner);

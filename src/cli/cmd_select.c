@@ -47,22 +47,38 @@ int cli_open_model(const char *cmd, const char *path, convsel_model **model)
     return CLI_OK;
 }
 
-void cli_warn_cpu(const char *cmd, const convsel_model *model, const convsel_fingerprint *here)
+int cli_model_describes(const convsel_model *model, const convsel_fingerprint *here,
+                        const convsel_fingerprint **same_cpu)
 {
-    const convsel_fingerprint *same_cpu = NULL;
+    const convsel_fingerprint *found = NULL;
     for (size_t i = 0; i < convsel_model_fingerprint_count(model); i++) {
         const convsel_fingerprint *fp = convsel_model_fingerprint(model, i);
         if (convsel_fingerprint_same_setup(fp, here))
-            return;
+            return 1;
         if (convsel_fingerprint_same_cpu(fp, here))
-            same_cpu = fp;
+            found = fp;
     }
+    if (same_cpu)
+        *same_cpu = found;
+    return 0;
+}
+
+const char *cli_blas_isa_name(const convsel_fingerprint *fp)
+{
+    int isa = convsel_fingerprint_blas_isa(fp);
+    return isa < 0 ? "unknown" : convsel_isa_name((convsel_isa)isa);
+}
+
+void cli_warn_cpu(const char *cmd, const convsel_model *model, const convsel_fingerprint *here)
+{
+    const convsel_fingerprint *same_cpu;
+    if (cli_model_describes(model, here, &same_cpu))
+        return;
     if (same_cpu) {
         fprintf(stderr,
                 "convsel %s: note: the model measured this CPU with OpenBLAS's %s kernels and this process runs "
                 "its %s ones (OPENBLAS_CORETYPE); 'convsel calibrate' adapts it from a few measurements\n",
-                cmd, convsel_isa_name((convsel_isa)convsel_fingerprint_blas_isa(same_cpu)),
-                convsel_isa_name((convsel_isa)convsel_fingerprint_blas_isa(here)));
+                cmd, cli_blas_isa_name(same_cpu), cli_blas_isa_name(here));
         return;
     }
     const convsel_fingerprint *fp = convsel_model_fingerprint_count(model) ? convsel_model_fingerprint(model, 0) : NULL;

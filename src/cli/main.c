@@ -61,7 +61,7 @@ static void note_blas_core(int argc, char **argv)
         fprintf(stderr,
                 "convsel: note: OPENBLAS_CORETYPE=%s in the environment: OpenBLAS runs its %s kernels on this %s "
                 "CPU, and the GEMM primitives are timed and chosen with them (unset it for OpenBLAS's own choice)\n",
-                forced, convsel_isa_name((convsel_isa)kernels), convsel_isa_name(isa));
+                forced, cli_blas_isa_name(&here), convsel_isa_name(isa));
 }
 
 int main(int argc, char **argv)
