@@ -155,6 +155,10 @@ void convsel_features_compute(const convsel_problem *p, int threads, int primiti
     f[CONVSEL_FEATURE_thread_imbalance] = rounds > 0 ? 1.0 - rows / (rounds * workers) : 0.0;
     f[CONVSEL_FEATURE_isa_cap] = cpu ? (double)cpu->isa_cap : NAN;
     f[CONVSEL_FEATURE_cores] = cores > 0 ? (double)cores : NAN;
+    /* The ISA of OpenBLAS's kernels: the same CPU runs the GEMM primitives
+     * 1.5-1.9x apart with AVX2 and AVX-512 kernels (docs/transfer.md). */
+    int blas = cpu ? convsel_fingerprint_blas_isa(cpu) : -1;
+    f[CONVSEL_FEATURE_blas_isa] = blas >= 0 ? (double)blas : NAN;
     f[CONVSEL_FEATURE_depthwise] = p->g > 1 && p->g == p->ic && p->g == p->oc ? 1.0 : 0.0;
     f[CONVSEL_FEATURE_primitive] = primitive >= 0 ? (double)primitive : NAN;
 

@@ -11,7 +11,7 @@
 #include "convsel.h"
 
 /* Bump whenever a feature is added, removed, reordered or its meaning changes. */
-#define CONVSEL_FEATURE_SCHEMA_VERSION 2
+#define CONVSEL_FEATURE_SCHEMA_VERSION 3
 
 /* X(name): the order is the column order. */
 #define CONVSEL_FEATURE_MAP(X)                                                                     \
@@ -25,7 +25,7 @@
     X(pad_waste_icg_block) X(pad_waste_ocg_block) X(channel_fit_block)                             \
     X(ws_over_l1) X(ws_over_l2) X(ws_over_l3) X(weights_over_l2)                                   \
     X(log_flops_per_thread) X(rows_per_thread) X(thread_imbalance)                                 \
-    X(isa_cap) X(cores)                                                                            \
+    X(isa_cap) X(cores) X(blas_isa)                                                                \
     X(depthwise)                                                                                   \
     X(primitive)
 

@@ -99,7 +99,9 @@ convsel_status convsel_table_build(const convsel_dataset *const *sets, size_t n_
         return convsel_error(CONVSEL_OUT_OF_MEMORY, "out of memory building a table of %zu records", n);
     }
 
-    /* Fingerprints: one entry per distinct CPU and ISA cap across datasets. */
+    /* Fingerprints: one entry per distinct setup across datasets: CPU, ISA
+     * cap and OpenBLAS's kernels (the same CPU with AVX2 and AVX-512 GEMM
+     * kernels is two sets of layers, told apart by the blas_isa feature). */
     size_t row = 0;
     for (size_t s = 0; s < n_sets; s++) {
         size_t nf = convsel_dataset_fingerprint_count(sets[s]);
@@ -113,7 +115,7 @@ convsel_status convsel_table_build(const convsel_dataset *const *sets, size_t n_
         for (size_t f = 0; f < nf; f++) {
             const convsel_fingerprint *fp = convsel_dataset_fingerprint(sets[s], f);
             size_t k = 0;
-            while (k < t->n_fingerprints && !convsel_fingerprint_same_cpu(&t->fingerprints[k], fp))
+            while (k < t->n_fingerprints && !convsel_fingerprint_same_setup(&t->fingerprints[k], fp))
                 k++;
             if (k == t->n_fingerprints)
                 t->fingerprints[t->n_fingerprints++] = *fp;

@@ -42,11 +42,21 @@ static void test_features(void)
     CHECK_NEAR(x[CONVSEL_FEATURE_channel_fit_block], 0, 0);
     CHECK_NEAR(x[CONVSEL_FEATURE_ws_over_l2], bytes / (2.0 * (1 << 20)), 1e-4);
     CHECK_NEAR(x[CONVSEL_FEATURE_isa_cap], CONVSEL_ISA_AVX512, 0);
+    CHECK(isnan(x[CONVSEL_FEATURE_blas_isa])); /* "0.3.21" names no core */
     CHECK_NEAR(x[CONVSEL_FEATURE_depthwise], 0, 0);
     CHECK_NEAR(x[CONVSEL_FEATURE_primitive], 3, 0);
+    /* OpenBLAS's kernels, by the core its configuration names. */
+    convsel_fingerprint blas = fp;
+    snprintf(blas.openblas_version, sizeof blas.openblas_version, "OpenBLAS 0.3.21 DYNAMIC_ARCH Haswell MAX_THREADS=64");
+    convsel_features_compute(&p, 2, 3, &blas, x);
+    CHECK_NEAR(x[CONVSEL_FEATURE_blas_isa], CONVSEL_ISA_AVX2, 0);
+    snprintf(blas.openblas_version, sizeof blas.openblas_version, "OpenBLAS 0.3.21 DYNAMIC_ARCH Cooperlake");
+    convsel_features_compute(&p, 2, 3, &blas, x);
+    CHECK_NEAR(x[CONVSEL_FEATURE_blas_isa], CONVSEL_ISA_AVX512, 0);
     /* No CPU: its features are missing, the rest still there. */
     convsel_features_compute(&p, 2, -1, NULL, x);
     CHECK(isnan(x[CONVSEL_FEATURE_ws_over_l1]) && isnan(x[CONVSEL_FEATURE_cores]));
+    CHECK(isnan(x[CONVSEL_FEATURE_blas_isa]));
     CHECK(isnan(x[CONVSEL_FEATURE_primitive]) && isnan(x[CONVSEL_FEATURE_channel_fit_block]));
     CHECK_NEAR(x[CONVSEL_FEATURE_oc], 100, 0);
     CHECK_EQ(convsel_problem_parse("g32mb1ic32ih28oc32oh28kh3ph1", &p), CONVSEL_OK);
@@ -787,6 +797,85 @@ static void test_bags(void)
     convsel_dataset_destroy(ds);
 }
 
+/* One CPU profiled with two OpenBLAS cores, the GEMM primitives 1.8x slower
+ * with the AVX2 one: the model keeps the two setups apart (two fingerprints,
+ * two sets of layers) and predicts each its own times. */
+static void test_blas_setups(void)
+{
+    convsel_fingerprint fp[2];
+    syn_fingerprint(&fp[0]);
+    fp[1] = fp[0];
+    snprintf(fp[0].openblas_version, sizeof fp[0].openblas_version, "OpenBLAS 0.3.21 DYNAMIC_ARCH SkylakeX");
+    snprintf(fp[1].openblas_version, sizeof fp[1].openblas_version, "OpenBLAS 0.3.21 DYNAMIC_ARCH Haswell");
+    CHECK(convsel_fingerprint_same_cpu(&fp[0], &fp[1]) && !convsel_fingerprint_same_setup(&fp[0], &fp[1]));
+    convsel_dataset *ds[2] = {NULL, NULL};
+    uint32_t fi[2];
+    for (int k = 0; k < 2; k++) {
+        CHECK_EQ(convsel_dataset_create(&ds[k]), CONVSEL_OK);
+        CHECK_EQ(convsel_dataset_add_fingerprint(ds[k], &fp[k], &fi[k]), CONVSEL_OK);
+    }
+    const double slow = 1.8;
+    convsel_rng rng = {31};
+    for (int l = 0; l < 120; l++) {
+        convsel_problem prob;
+        syn_random_problem(&rng, "", l, &prob);
+        size_t first = convsel_dataset_size(ds[0]);
+        CHECK_EQ(syn_add(ds[0], fi[0], &prob, 1, 0.02, &rng, NULL), CONVSEL_OK);
+        for (size_t i = first; i < convsel_dataset_size(ds[0]); i++) {
+            convsel_record r = *convsel_dataset_record(ds[0], i);
+            int gemm = strcmp(r.primitive, "syn_gemm") == 0 || strcmp(r.primitive, "syn_1x1") == 0;
+            double f = gemm ? slow : 1.0;
+            r.fingerprint = fi[1];
+            r.min_ms *= f;
+            r.p10_ms *= f;
+            r.median_ms *= f;
+            r.p90_ms *= f;
+            CHECK_EQ(convsel_dataset_append(ds[1], &r), CONVSEL_OK);
+        }
+    }
+    const convsel_dataset *sets[2] = {ds[0], ds[1]};
+    convsel_train_params p;
+    convsel_train_params_default(&p);
+    p.trees = 200;
+    p.bags = 1;
+    convsel_model *model = NULL;
+    CHECK_EQ(convsel_model_train(sets, 2, &p, NULL, NULL, &model), CONVSEL_OK);
+    if (!model) {
+        convsel_dataset_destroy(ds[0]);
+        convsel_dataset_destroy(ds[1]);
+        return;
+    }
+    CHECK_EQ(convsel_model_fingerprint_count(model), 2);
+    size_t gemm, direct;
+    CHECK_EQ(convsel_model_primitive_find(model, "syn_gemm", &gemm), CONVSEL_OK);
+    CHECK_EQ(convsel_model_primitive_find(model, "syn_direct", &direct), CONVSEL_OK);
+    /* Geometric means over the training layers of each primitive's
+     * prediction on the AVX2 kernels over the AVX-512 ones. */
+    double lg = 0, ld = 0;
+    int n = 0;
+    for (size_t i = 0; i < convsel_dataset_size(ds[0]); i++) {
+        const convsel_record *r = convsel_dataset_record(ds[0], i);
+        if (strcmp(r->primitive, "syn_gemm") != 0)
+            continue;
+        double ms[4];
+        convsel_model_query q[4] = {{&r->problem, 1, gemm, &fp[0]},
+                                    {&r->problem, 1, gemm, &fp[1]},
+                                    {&r->problem, 1, direct, &fp[0]},
+                                    {&r->problem, 1, direct, &fp[1]}};
+        CHECK_EQ(convsel_model_predict_batch(model, q, 4, ms), CONVSEL_OK);
+        lg += log(ms[1] / ms[0]);
+        ld += log(ms[3] / ms[2]);
+        n++;
+    }
+    CHECK(n > 50);
+    double rg = exp(lg / n), rd = exp(ld / n);
+    CHECK_MSG(rg > 1.5 && rg < 2.1, "gemm predicted %.3fx slower with the Haswell kernels, measured %.1fx", rg, slow);
+    CHECK_MSG(rd > 0.9 && rd < 1.1, "direct predicted %.3fx with the Haswell kernels, measured 1x", rd);
+    convsel_model_destroy(model);
+    convsel_dataset_destroy(ds[0]);
+    convsel_dataset_destroy(ds[1]);
+}
+
 int main(void)
 {
     test_features();
@@ -801,5 +890,6 @@ int main(void)
     test_eval_recorded_kernels();
     test_synthetic();
     test_bags();
+    test_blas_setups();
     return CHECK_DONE();
 }

@@ -7,6 +7,7 @@
 
 #include "check.h"
 #include "convsel.h"
+#include "../learner/features.h"
 #include "../learner/model.h"
 #include "synthetic.h"
 
@@ -198,7 +199,10 @@ static void test_broken_files(const convsel_dataset *ds)
     CHECK_EQ(load_bytes(bad, size), CONVSEL_VERSION_MISMATCH);
     CHECK(strstr(convsel_last_error(), "log_flops_per_threaD") != NULL);
     memcpy(bad, good, size);
-    CHECK(patch(bad, size, "\xa7version\x02\xa8" "features", "\xa7version\x07\xa8" "features"));
+    /* fixstr "version", this build's version (a positive fixint), fixstr "features" */
+    char ours[] = "\xa7version?\xa8" "features", other[] = "\xa7version\x7f\xa8" "features";
+    ours[8] = (char)CONVSEL_FEATURE_SCHEMA_VERSION;
+    CHECK(patch(bad, size, ours, other));
     CHECK_EQ(load_bytes(bad, size), CONVSEL_VERSION_MISMATCH);
 
     /* A child index pointing back up (a loop) and a feature out of range. */
