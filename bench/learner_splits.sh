@@ -1,7 +1,7 @@
 #!/bin/bash
 # A learner change's quick check: held-out accuracy on per-CPU splits.
 #
-#   bash bench/learner_splits.sh [-s "1 2 3"] [-t TRAIN_SEED] [-o OUT.md] DATA...
+#   bash bench/learner_splits.sh [-s "1 2 3"] [-t TRAIN_SEED] [-o OUT.md] [-p DIR] DATA...
 #
 # Each dataset (one CPU's profile) is split by layer shape, 20% held out, with
 # every seed; a model is trained on the training part with the default
@@ -10,7 +10,9 @@
 # split and the means. To compare a change, run it with the changed build and
 # the unchanged one (CONVSEL=path/to/convsel) and with a second -t: the spread
 # between training seeds is the noise a change must beat (docs/learner.md,
-# "Call-count and im2col features"). No timing: the figures are model quality.
+# "Call-count and im2col features"). -p DIR keeps each split's predictions as
+# DIR/NAME-SEED.csv (`convsel eval --predictions`), for bench/predictions_metrics.py.
+# No timing: the figures are model quality.
 set -euo pipefail
 # shellcheck source-path=SCRIPTDIR
 . "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
@@ -18,12 +20,14 @@ cd_repo_root
 seeds="1 2 3"
 train_seed=1
 out=
-while getopts "s:t:o:" opt; do
+pred=
+while getopts "s:t:o:p:" opt; do
     case $opt in
     s) seeds=$OPTARG ;;
     t) train_seed=$OPTARG ;;
     o) out=$OPTARG ;;
-    *) die 2 "usage: bash bench/learner_splits.sh [-s SEEDS] [-t TRAIN_SEED] [-o OUT.md] DATA..." ;;
+    p) pred=$OPTARG ;;
+    *) die 2 "usage: bash bench/learner_splits.sh [-s SEEDS] [-t TRAIN_SEED] [-o OUT.md] [-p DIR] DATA..." ;;
     esac
 done
 shift $((OPTIND - 1))
@@ -34,13 +38,16 @@ for d in "$@"; do
     [ -f "$d" ] || die 1 "learner_splits.sh: $d: no such dataset"
 done
 
+[ -z "$pred" ] || mkdir -p "$pred"
 make_tmp
 for d in "$@"; do
     for s in $seeds; do
         "$convsel" dataset split --test-frac 0.2 --seed "$s" -o "$tmp/s" "$d" 2>"$tmp/split.err" ||
             { cat "$tmp/split.err" >&2; exit 1; }
         "$convsel" train --quiet --seed "$train_seed" "$tmp/s-train.msgpack" -o "$tmp/m.msgpack"
-        json=$("$convsel" eval --model "$tmp/m.msgpack" --as-selector --json "$tmp/s-test.msgpack" | tr -d '\n')
+        popt=()
+        [ -z "$pred" ] || popt=(--predictions "$pred/$(basename "$d" .msgpack)-$s.csv")
+        json=$("$convsel" eval --model "$tmp/m.msgpack" --as-selector --json "${popt[@]}" "$tmp/s-test.msgpack" | tr -d '\n')
         printf '%s\t%s\t%s\n' "$(basename "$d" .msgpack)" "$s" "$json" >>"$tmp/rows"
     done
 done

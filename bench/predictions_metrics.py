@@ -2,11 +2,13 @@
 """Ranking metrics from a `convsel eval --cv ... --predictions CSV` file, optionally leaving
 configurations out: how much of a mean regret one configuration makes.
 
-    python3 bench/predictions_metrics.py PRED.csv [--skip DESC,THREADS ...] [--worst N]
+    python3 bench/predictions_metrics.py PRED.csv [--skip DESC,THREADS ...] [--worst N] [--small-ms MS]
 
 A configuration is (desc, threads); onednn_auto is left out, as `convsel eval` does. Prints the
 configurations, mean and p95 regret, top-1 and Spearman per configuration (ties take their mean
-rank), and the N configurations of largest regret. Tie handling and the p95 position differ a
+rank), and the N configurations of largest regret. With --small-ms: the share of the
+configurations whose fastest primitive takes under MS milliseconds, and their share of the
+summed regret (docs/learner.md, "Call-count and im2col features"). Tie handling and the p95 position differ a
 little from convsel_metrics_compute: the figures agree with `convsel eval`'s to about 0.004.
 """
 import argparse, collections, csv, math, sys
@@ -15,6 +17,7 @@ ap = argparse.ArgumentParser()
 ap.add_argument('csv')
 ap.add_argument('--skip', action='append', default=[], help='DESC,THREADS of a configuration to leave out')
 ap.add_argument('--worst', type=int, default=5)
+ap.add_argument('--small-ms', type=float, help='report the share of configurations faster than this, and of regret')
 a = ap.parse_args()
 skip = set()
 for s in a.skip:
@@ -56,7 +59,7 @@ for key, v in groups.items():
         continue
     best = min(x[0] for x in v)
     pick = min(v, key=lambda x: x[1])
-    regrets.append((pick[0] / best - 1, key, pick[2], pick[3]))
+    regrets.append((pick[0] / best - 1, key, pick[2], pick[3], best))
     top1 += pick[0] == best
     ra, rb = ranks([x[0] for x in v]), ranks([x[1] for x in v])
     ma, mb = sum(ra) / len(ra), sum(rb) / len(rb)
@@ -69,5 +72,11 @@ values = sorted(r[0] for r in regrets)
 print(f'configurations {len(values)}  regret mean {100 * sum(values) / len(values):.2f}%  '
       f'p95 {100 * values[int(0.95 * (len(values) - 1))]:.2f}%  top-1 {top1 / len(values):.3f}  '
       f'Spearman {sum(spearman) / len(spearman):.3f}')
-for r, (desc, threads), prim, name in sorted(regrets, reverse=True)[:a.worst]:
+if a.small_ms is not None:
+    small = [r for r in regrets if r[4] < a.small_ms]
+    total = sum(r[0] for r in regrets)
+    print(f'fastest under {a.small_ms:g} ms: {len(small)} of {len(regrets)} configurations '
+          f'({100 * len(small) / len(regrets):.1f}%), '
+          f'{100 * sum(r[0] for r in small) / total if total > 0 else 0:.1f}% of the summed regret')
+for r, (desc, threads), prim, name, _ in sorted(regrets, reverse=True)[:a.worst]:
     print(f'  regret {100 * r:8.1f}%  picked {prim:18s} {name} ({desc}, {threads} thread(s))')
