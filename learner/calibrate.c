@@ -780,7 +780,10 @@ done:
 
 /* What the learner's features know of the machine a record ran on: the CPU
  * features (ISA cap, cores) and the thread count. Two CPUs alike in all
- * three differ to the trees only through the cache ratios. */
+ * three differ to the trees only through the cache ratios and the ISA of
+ * OpenBLAS's kernels (blas_isa). That one is left out of the key: a setup
+ * with other OpenBLAS kernels moves the two GEMM primitives by a factor,
+ * which is what the per-primitive lines fit. */
 typedef struct {
     convsel_isa isa_cap;
     int cores, threads;
