@@ -237,7 +237,7 @@ static size_t xgb_rows(const convsel_table *t, const uint8_t *mask, size_t k, co
             continue;
         const convsel_record *r = t->records[i];
         const convsel_fingerprint *cpu = &t->fingerprints[t->fingerprint[i]];
-        convsel_features_compute(&r->problem, r->threads, (int)k, cpu, x + m * CONVSEL_FEATURE_COUNT);
+        convsel_features_compute(&r->problem, r->threads, (int)k, t->names[k], cpu, x + m * CONVSEL_FEATURE_COUNT);
         offset[m] = convsel_target_offset(p, &r->problem, r->threads, cpu, u, c);
         rows[m++] = i;
     }

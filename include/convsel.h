@@ -249,6 +249,9 @@ int convsel_primitive_is_reference(size_t i);
 /* 1 when the primitive only dispatches to what another catalogue primitive
  * runs (onednn_auto, the baseline): ranking metrics leave it out. */
 int convsel_primitive_is_dispatcher(size_t i);
+/* 1 when the primitive's products run OpenBLAS's sgemm under ISA cap cap
+ * (the GEMM primitives always, convsel's Winograd below AVX2), else 0. */
+int convsel_primitive_runs_openblas(size_t i, convsel_isa cap);
 /* Index of a primitive by name. Returns OK or NOT_FOUND. */
 convsel_status convsel_primitive_find(const char *name, size_t *index);
 

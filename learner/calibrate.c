@@ -609,7 +609,8 @@ static convsel_status samples_prepare(const convsel_model *source, const convsel
     }
     for (size_t i = 0; i < r->n; i++) {
         const convsel_record *rec = t->records[r->row[i]];
-        convsel_features_compute(&rec->problem, rec->threads, (int)r->prim[i], cpu, r->x + i * CONVSEL_FEATURE_COUNT);
+        convsel_features_compute(&rec->problem, rec->threads, (int)r->prim[i], source->primitives[r->prim[i]], cpu,
+                                 r->x + i * CONVSEL_FEATURE_COUNT);
         r->layer[i] = t->layer[r->row[i]];
     }
 done:

@@ -1,5 +1,6 @@
 /* The learner's feature vector (features.h). */
 #include <math.h>
+#include <string.h>
 
 #include "features.h"
 
@@ -69,8 +70,19 @@ double convsel_problem_bytes(const convsel_problem *p)
     return 4.0 * (src + wei + dst);
 }
 
-void convsel_features_compute(const convsel_problem *p, int threads, int primitive, const convsel_fingerprint *cpu,
-                              float *out)
+/* 1 when the catalogue primitive called name runs OpenBLAS's sgemm under
+ * cap; a name the catalogue lacks does not (no error is set: predictions
+ * of synthetic primitives pass here). */
+static int runs_openblas(const char *name, convsel_isa cap)
+{
+    for (size_t i = 0; name && i < convsel_primitive_count(); i++)
+        if (strcmp(convsel_primitive_name(i), name) == 0)
+            return convsel_primitive_runs_openblas(i, cap);
+    return 0;
+}
+
+void convsel_features_compute(const convsel_problem *p, int threads, int primitive, const char *name,
+                              const convsel_fingerprint *cpu, float *out)
 {
     double g = p->g > 0 ? (double)p->g : 1.0;
     double icg = (double)p->ic / g, ocg = (double)p->oc / g;
@@ -155,9 +167,11 @@ void convsel_features_compute(const convsel_problem *p, int threads, int primiti
     f[CONVSEL_FEATURE_thread_imbalance] = rounds > 0 ? 1.0 - rows / (rounds * workers) : 0.0;
     f[CONVSEL_FEATURE_isa_cap] = cpu ? (double)cpu->isa_cap : NAN;
     f[CONVSEL_FEATURE_cores] = cores > 0 ? (double)cores : NAN;
-    /* The ISA of OpenBLAS's kernels: the same CPU runs the GEMM primitives
-     * 1.5-1.9x apart with AVX2 and AVX-512 kernels (docs/transfer.md). */
-    int blas = cpu ? convsel_fingerprint_blas_isa(cpu) : -1;
+    /* The ISA of OpenBLAS's kernels, for the primitives that run them: the
+     * same CPU runs the GEMM primitives 1.5-1.9x apart with AVX2 and AVX-512
+     * kernels (docs/transfer.md). Missing for the others, so that it cannot
+     * become a label of the CPU for kernels it does not touch (docs/learner.md). */
+    int blas = cpu && runs_openblas(name, cpu->isa_cap) ? convsel_fingerprint_blas_isa(cpu) : -1;
     f[CONVSEL_FEATURE_blas_isa] = blas >= 0 ? (double)blas : NAN;
     f[CONVSEL_FEATURE_depthwise] = p->g > 1 && p->g == p->ic && p->g == p->oc ? 1.0 : 0.0;
     f[CONVSEL_FEATURE_primitive] = primitive >= 0 ? (double)primitive : NAN;

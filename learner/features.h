@@ -11,7 +11,7 @@
 #include "convsel.h"
 
 /* Bump whenever a feature is added, removed, reordered or its meaning changes. */
-#define CONVSEL_FEATURE_SCHEMA_VERSION 3
+#define CONVSEL_FEATURE_SCHEMA_VERSION 4
 
 /* X(name): the order is the column order. */
 #define CONVSEL_FEATURE_MAP(X)                                                                     \
@@ -44,11 +44,13 @@ int convsel_feature_is_categorical(size_t i);
 
 /*
  * Fills out[CONVSEL_FEATURE_COUNT]. primitive is the primitive's index in the
- * model's list (categorical), or -1 when unknown. cpu may be NULL: the CPU's
- * features are then missing (NaN), which the trees route like the smallest
- * value. Never fails; degenerate sizes give NaN or 0, never a trap.
+ * model's list (categorical), or -1 when unknown; name its name (NULL when
+ * unknown), which says whether it runs OpenBLAS (blas_isa is missing for a
+ * primitive that does not, or is not in the catalogue). cpu may be NULL: the
+ * CPU's features are then missing (NaN), which the trees route like the
+ * smallest value. Never fails; degenerate sizes give NaN or 0, never a trap.
  */
-void convsel_features_compute(const convsel_problem *problem, int threads, int primitive,
+void convsel_features_compute(const convsel_problem *problem, int threads, int primitive, const char *name,
                               const convsel_fingerprint *cpu, float *out);
 
 /* Bytes a convolution moves at least: f32 src + weights + dst. */

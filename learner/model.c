@@ -441,7 +441,7 @@ static double predict_one(const convsel_model *model, const convsel_problem *pro
     float x[CONVSEL_FEATURE_COUNT];
     if (!cpu && model->n_fingerprints)
         cpu = &model->fingerprints[0];
-    convsel_features_compute(problem, threads, (int)j, cpu, x);
+    convsel_features_compute(problem, threads, (int)j, model->primitives[j], cpu, x);
     const convsel_ensemble *e = &model->ensembles[model->params.mode == CONVSEL_MODEL_SINGLE ? 0 : j];
     double value = convsel_ensemble_predict(e, x);
     double log_ms = value + convsel_target_offset(&model->params, problem, threads, cpu, model->utilisation[j],
@@ -522,7 +522,8 @@ static void predict_block(const convsel_model *m, const convsel_model_query *q, 
     int single = m->params.mode == CONVSEL_MODEL_SINGLE;
     for (size_t r = 0; r < n; r++) {
         w->cpu[r] = q[r].cpu ? q[r].cpu : m->n_fingerprints ? &m->fingerprints[0] : NULL;
-        convsel_features_compute(q[r].problem, q[r].threads, (int)q[r].primitive, w->cpu[r], w->x[r]);
+        convsel_features_compute(q[r].problem, q[r].threads, (int)q[r].primitive, m->primitives[q[r].primitive],
+                                 w->cpu[r], w->x[r]);
         w->ens[r] = single ? 0 : q[r].primitive;
         w->sum[r] = m->ensembles[w->ens[r]].base;
     }
@@ -905,7 +906,8 @@ convsel_status convsel_model_train_table(const convsel_table *t, const uint8_t *
     for (size_t i = 0; i < r.n; i++) {
         const convsel_record *rec = t->records[r.row[i]];
         const convsel_fingerprint *cpu = &t->fingerprints[t->fingerprint[r.row[i]]];
-        convsel_features_compute(&rec->problem, rec->threads, r.prim[i], cpu, r.x + i * CONVSEL_FEATURE_COUNT);
+        convsel_features_compute(&rec->problem, rec->threads, r.prim[i], m->primitives[r.prim[i]], cpu,
+                                 r.x + i * CONVSEL_FEATURE_COUNT);
         r.y[i] = log(t->ms[r.row[i]]) -
                  convsel_target_offset(params, &rec->problem, rec->threads, cpu, m->utilisation[r.prim[i]],
                                        m->overhead_ms[r.prim[i]]);

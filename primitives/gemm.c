@@ -239,6 +239,7 @@ static convsel_status gemm_query_layouts(const convsel_problem *problem, int thr
 const struct convsel_primitive convsel_im2col_gemm = {
     .name = "im2col_gemm",
     .family = "gemm",
+    .blas_below = CONVSEL_ISA_COUNT,
     .layouts = "nchw",
     .expected_error = 1e-6,
     .is_reference = 0,
@@ -252,6 +253,7 @@ const struct convsel_primitive convsel_im2col_gemm = {
 const struct convsel_primitive convsel_gemm_1x1 = {
     .name = "gemm_1x1",
     .family = "gemm",
+    .blas_below = CONVSEL_ISA_COUNT,
     .layouts = "nchw",
     .expected_error = 1e-6,
     .is_reference = 0,

@@ -36,6 +36,11 @@ struct convsel_primitive {
      * (it is the baseline), but ranking metrics score implementations, so a
      * configuration's ranking leaves it out (learner/eval.c). */
     int is_dispatcher;
+    /* Its products run OpenBLAS's sgemm under ISA caps below this level
+     * (a convsel_isa; 0: never): the GEMM primitives always
+     * (CONVSEL_ISA_COUNT), convsel's Winograd only below AVX2, where it has
+     * no GEMM of its own. The learner sees OpenBLAS's kernels only there. */
+    int blas_below;
     /* 1 if the primitive computes problem; else 0 and a reason in why. Must not
      * allocate or touch a backend beyond what the decision needs. */
     int (*applicable)(const convsel_problem *problem, char *why, size_t why_size);

@@ -491,6 +491,7 @@ static convsel_status winograd_query_layouts(const convsel_problem *problem, int
 const struct convsel_primitive convsel_winograd_2x2_3x3 = {
     .name = "winograd_2x2_3x3",
     .family = "winograd",
+    .blas_below = CONVSEL_ISA_AVX2,
     .layouts = "nChw16c (avx512), nChw8c",
     /* Worst measured on ResNet-50's and VGG-19's 3x3 layers, every ISA
      * path: 3.96e-7 (bench/results/winograd_error.md). */
@@ -506,6 +507,7 @@ const struct convsel_primitive convsel_winograd_2x2_3x3 = {
 const struct convsel_primitive convsel_winograd_4x4_3x3 = {
     .name = "winograd_4x4_3x3",
     .family = "winograd",
+    .blas_below = CONVSEL_ISA_AVX2,
     .layouts = "nChw16c (avx512), nChw8c",
     /* Worst measured: 2.93e-6 (bench/results/winograd_error.md); oneDNN's
      * F(4,3) showed 3.45e-6 on the same layers. */

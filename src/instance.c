@@ -54,6 +54,11 @@ int convsel_primitive_is_dispatcher(size_t i)
     return primitive_at(i) ? primitive_at(i)->is_dispatcher : 0;
 }
 
+int convsel_primitive_runs_openblas(size_t i, convsel_isa cap)
+{
+    return primitive_at(i) ? (int)cap < primitive_at(i)->blas_below : 0;
+}
+
 convsel_status convsel_primitive_find(const char *name, size_t *index)
 {
     for (size_t i = 0; i < convsel_primitives_count; i++) {
