@@ -19,7 +19,7 @@ usage="usage: bash bench/compare_builds.sh [-r ROUNDS] [-t THREADS] [-u] -o PREF
 rounds=1
 threads=1
 unset_too=0
-prefix= bin_a= bin_b= model_a= model_b=
+prefix='' bin_a='' bin_b='' model_a='' model_b=''
 while getopts "r:t:uo:a:A:b:B:" opt; do
     case $opt in
     r) rounds=$OPTARG ;;
