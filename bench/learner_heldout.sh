@@ -50,13 +50,15 @@ print("\n".join(sorted({r["desc"] for r in csv.DictReader(sys.stdin)})))'
 }
 
 make_tmp
+for d in $held $scored; do
+    shapes "$d" >"$tmp/$(basename "$d" .msgpack).all"
+done
 for s in $seeds; do
     train=("$@")
     for d in $held $scored; do
         b=$(basename "$d" .msgpack)
         "$convsel" dataset split --test-frac 0.2 --seed "$s" -o "$tmp/$b" "$d" 2>"$tmp/split.err" ||
             { cat "$tmp/split.err" >&2; exit 1; }
-        shapes "$d" >"$tmp/$b.all"
         shapes "$tmp/$b-test.msgpack" >"$tmp/$b.test"
         case " $held " in *" $d "*) train+=("$tmp/$b-train.msgpack") ;; esac
     done

@@ -1,8 +1,9 @@
 /* The learner's feature vector (features.h). */
 #include <math.h>
-#include <string.h>
+#include <stdint.h>
 
 #include "features.h"
+#include "internal.h"
 
 static const char *const feature_names[] = {
 #define CONVSEL_FEATURE_NAME(name) #name,
@@ -75,10 +76,8 @@ double convsel_problem_bytes(const convsel_problem *p)
  * of synthetic primitives pass here). */
 static int runs_openblas(const char *name, convsel_isa cap)
 {
-    for (size_t i = 0; name && i < convsel_primitive_count(); i++)
-        if (strcmp(convsel_primitive_name(i), name) == 0)
-            return convsel_primitive_runs_openblas(i, cap);
-    return 0;
+    size_t i = convsel_primitive_index(name);
+    return i != SIZE_MAX && convsel_primitive_runs_openblas(i, cap);
 }
 
 void convsel_features_compute(const convsel_problem *p, int threads, int primitive, const char *name,

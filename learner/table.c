@@ -155,10 +155,7 @@ convsel_status convsel_table_build(const convsel_dataset *const *sets, size_t n_
         snprintf(t->names[ids[keys[i].row]], CONVSEL_PRIMITIVE_NAME_MAX, "%s", keys[i].key);
     }
     for (size_t k = 0; k < t->n_names; k++) {
-        t->catalogue[k] = SIZE_MAX;
-        for (size_t c = 0; c < convsel_primitive_count(); c++)
-            if (strcmp(t->names[k], convsel_primitive_name(c)) == 0)
-                t->catalogue[k] = c;
+        t->catalogue[k] = convsel_primitive_index(t->names[k]);
         t->dispatcher[k] = t->catalogue[k] != SIZE_MAX && convsel_primitive_is_dispatcher(t->catalogue[k]);
     }
 

@@ -59,13 +59,20 @@ int convsel_primitive_runs_openblas(size_t i, convsel_isa cap)
     return primitive_at(i) ? (int)cap < primitive_at(i)->blas_below : 0;
 }
 
+size_t convsel_primitive_index(const char *name)
+{
+    for (size_t i = 0; name && i < convsel_primitives_count; i++)
+        if (strcmp(convsel_primitives[i]->name, name) == 0)
+            return i;
+    return SIZE_MAX;
+}
+
 convsel_status convsel_primitive_find(const char *name, size_t *index)
 {
-    for (size_t i = 0; i < convsel_primitives_count; i++) {
-        if (strcmp(convsel_primitives[i]->name, name) == 0) {
-            *index = i;
-            return CONVSEL_OK;
-        }
+    size_t i = convsel_primitive_index(name);
+    if (i != SIZE_MAX) {
+        *index = i;
+        return CONVSEL_OK;
     }
     return convsel_error(CONVSEL_NOT_FOUND, "unknown primitive '%s' (see 'convsel primitives')", name);
 }

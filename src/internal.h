@@ -35,6 +35,10 @@ const char *convsel_openblas_core_upgrade(convsel_isa cpu, const char *core);
  * words; any case), or -1 for none convsel knows (fingerprint.c). */
 int convsel_openblas_core_isa(const char *config);
 
+/* Index of the catalogue primitive called name, or SIZE_MAX; sets no error
+ * (convsel_primitive_find does), for lookups where an unknown name is normal. */
+size_t convsel_primitive_index(const char *name);
+
 /* Sets OpenMP's and OpenBLAS's thread counts for the next call. */
 void convsel_threads_set(int threads);
 
