@@ -80,25 +80,7 @@ for s in $seeds; do
     done
 done
 
-python3 - "$tmp/rows" "$convsel" "$train_seed" "$*" <<'PY' | if [ -n "$out" ]; then tee "$out"; else cat; fi
-import json, sys
-keys = ('mape', 'spearman', 'top1', 'regret_mean', 'regret_p95')
-rows = []
-for line in open(sys.argv[1]):
-    name, role, seed, js = line.rstrip('\n').split('\t', 3)
-    m = json.loads(js)
-    m = m.get('metrics', m)
-    rows.append((name, role, seed, [m[k] for k in keys]))
-print(f'Held-out shapes (20%, by shape), `{sys.argv[2]}`, training seed {sys.argv[3]}, `--as-selector`; '
-      f'trained whole: {sys.argv[4] or "nothing"}; "held": its training part trained on, "scored": not.\n')
-print('| dataset | role | split seed | MAPE | Spearman per config | top-1 | regret mean | regret p95 |')
-print('|---|---|---|---|---|---|---|---|')
-def cells(v):
-    return f'{100 * v[0]:.1f}% | {v[1]:.3f} | {v[2]:.3f} | {100 * v[3]:.2f}% | {100 * v[4]:.1f}%'
-for name, role, seed, v in rows:
-    print(f'| {name} | {role} | {seed} | {cells(v)} |')
-for name in dict.fromkeys(r[0] for r in rows):
-    vs = [r for r in rows if r[0] == name]
-    mean = [sum(r[3][i] for r in vs) / len(vs) for i in range(len(keys))]
-    print(f'| **{name}, mean of {len(vs)}** | {vs[0][1]} | | {cells(mean)} |')
-PY
+title="Held-out shapes (20%, by shape), \`$convsel\`, training seed $train_seed, \`--as-selector\`; \
+trained whole: ${*:-nothing}; \"held\": its training part trained on, \"scored\": not."
+python3 bench/heldout_table.py --roles "$tmp/rows" "$title" |
+    if [ -n "$out" ]; then tee "$out"; else cat; fi

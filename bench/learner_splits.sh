@@ -52,22 +52,6 @@ for d in "$@"; do
     done
 done
 
-python3 - "$tmp/rows" "$convsel" "$train_seed" <<'PY' | if [ -n "$out" ]; then tee "$out"; else cat; fi
-import json, sys
-keys = ('mape', 'spearman', 'top1', 'regret_mean', 'regret_p95')
-rows = []
-for line in open(sys.argv[1]):
-    name, seed, js = line.rstrip('\n').split('\t', 2)
-    m = json.loads(js)
-    m = m.get('metrics', m)
-    rows.append((name, seed, [m[k] for k in keys]))
-print(f'Held-out shapes (20%, by shape), `{sys.argv[2]}`, training seed {sys.argv[3]}, `--as-selector`.\n')
-print('| dataset | split seed | MAPE | Spearman per config | top-1 | regret mean | regret p95 |')
-print('|---|---|---|---|---|---|---|')
-def cells(v):
-    return f'{100 * v[0]:.1f}% | {v[1]:.3f} | {v[2]:.3f} | {100 * v[3]:.2f}% | {100 * v[4]:.1f}%'
-for name, seed, v in rows:
-    print(f'| {name} | {seed} | {cells(v)} |')
-mean = [sum(r[2][i] for r in rows) / len(rows) for i in range(len(keys))]
-print(f'| **mean of {len(rows)}** | | {cells(mean)} |')
-PY
+title="Held-out shapes (20%, by shape), \`$convsel\`, training seed $train_seed, \`--as-selector\`."
+python3 bench/heldout_table.py "$tmp/rows" "$title" |
+    if [ -n "$out" ]; then tee "$out"; else cat; fi
