@@ -388,10 +388,11 @@ static void eval_source(const convsel_model *model, const convsel_dataset *test,
 }
 
 /* What auto and linear-or-both chose, and what the default was, per K and
- * method, over the repeats. */
-static int auto_chose[MAX_KS][CONVSEL_CALIBRATE_METHOD_COUNT];
-static int lob_chose[MAX_KS][CONVSEL_CALIBRATE_METHOD_COUNT];
-static int default_chose[MAX_KS][CONVSEL_CALIBRATE_METHOD_COUNT];
+ * method, over the repeats; printed in this order under these headings. */
+enum { CHOSE_AUTO, CHOSE_LOB, CHOSE_DEFAULT, CHOSE_KINDS };
+static const char *const chose_what[CHOSE_KINDS] = {"\nauto chose:", "\nlinear-or-both chose:",
+                                                    "\nthe default was:"};
+static int chose[CHOSE_KINDS][MAX_KS][CONVSEL_CALIBRATE_METHOD_COUNT];
 
 /* NULL for the retrain method without --source-data. */
 static convsel_model *calibrate(const convsel_model *source, const convsel_dataset *samples,
@@ -553,7 +554,7 @@ int main(int argc, char **argv)
                 die("choose", st);
             convsel_dataset *samples = subset(train, &pool, chosen, k);
             const convsel_calibrate_method dm = default_method(samples);
-            default_chose[ki][dm]++;
+            chose[CHOSE_DEFAULT][ki][dm]++;
             for (int m = 0; m < CONVSEL_CALIBRATE_METHOD_COUNT; m++) {
                 double secs;
                 convsel_model *cal = calibrate(source, samples, (convsel_calibrate_method)m, seed, &secs);
@@ -573,7 +574,7 @@ int main(int argc, char **argv)
                 if (m == CONVSEL_CALIBRATE_AUTO || m == CONVSEL_CALIBRATE_LINEAR_OR_BOTH) {
                     convsel_calibration_info info;
                     if (convsel_model_calibration(cal, 0, &info) == CONVSEL_OK)
-                        (m == CONVSEL_CALIBRATE_AUTO ? auto_chose : lob_chose)[ki][info.method]++;
+                        chose[m == CONVSEL_CALIBRATE_AUTO ? CHOSE_AUTO : CHOSE_LOB][ki][info.method]++;
                 }
                 convsel_model_destroy(cal);
             }
@@ -611,14 +612,12 @@ int main(int argc, char **argv)
     size_t n_done = 0;
     size_t done_ks[MAX_KS];
     struct cell done_cells[MAX_KS][ROW_COUNT];
-    int done_chose[MAX_KS][CONVSEL_CALIBRATE_METHOD_COUNT], done_default[MAX_KS][CONVSEL_CALIBRATE_METHOD_COUNT];
-    int done_lob[MAX_KS][CONVSEL_CALIBRATE_METHOD_COUNT];
+    int done_chose[CHOSE_KINDS][MAX_KS][CONVSEL_CALIBRATE_METHOD_COUNT];
     for (size_t ki = 0; ki < o.n_ks; ki++)
         if (cells[ki][ROW_METHOD].n) {
             memcpy(done_cells[n_done], cells[ki], sizeof cells[ki]);
-            memcpy(done_chose[n_done], auto_chose[ki], sizeof auto_chose[ki]);
-            memcpy(done_lob[n_done], lob_chose[ki], sizeof lob_chose[ki]);
-            memcpy(done_default[n_done], default_chose[ki], sizeof default_chose[ki]);
+            for (int w = 0; w < CHOSE_KINDS; w++)
+                memcpy(done_chose[w][n_done], chose[w][ki], sizeof chose[w][ki]);
             done_ks[n_done++] = o.ks[ki];
         }
 
@@ -703,13 +702,12 @@ int main(int argc, char **argv)
             fprintf(csv, "%zu,%s,%.4f,%.4f,%.4f,%.4f,%.4f,%.4f,%.4f,%.4f,%.3f\n", done_ks[i], row_names[r], c.spearman,
                     c.spearman_pooled, c.mape, c.top1, c.regret_mean, c.regret_p95, d, se, c.seconds);
         }
-        static const char *const chose_what[] = {"\nauto chose:", "\nlinear-or-both chose:", "\nthe default was:"};
-        for (int which = 0; which < 3; which++) {
-            const int *chose = which == 2 ? done_default[i] : which ? done_lob[i] : done_chose[i];
-            fprintf(md, "%s", chose_what[which]);
+        for (int w = 0; w < CHOSE_KINDS; w++) {
+            const int *counts = done_chose[w][i];
+            fprintf(md, "%s", chose_what[w]);
             for (int m = 0; m < CONVSEL_CALIBRATE_METHOD_COUNT; m++)
-                if (chose[m])
-                    fprintf(md, " %s %d of %d;", convsel_calibrate_method_name((convsel_calibrate_method)m), chose[m],
+                if (counts[m])
+                    fprintf(md, " %s %d of %d;", convsel_calibrate_method_name((convsel_calibrate_method)m), counts[m],
                             o.repeats);
         }
         fprintf(md, "\n\n");
