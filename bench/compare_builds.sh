@@ -61,13 +61,14 @@ for round in $(seq "$rounds"); do
     done
 done
 
-python3 - "$jsonl" "$bin_a" "$model_a" "$bin_b" "$model_b" "$threads" <<'PY' | tee "$prefix.md"
+python3 - "$jsonl" "$bin_a" "$model_a" "$bin_b" "$model_b" "$threads" "$(cpu_model), $(nproc) CPUs" <<'PY' | tee "$prefix.md"
 import collections, json, statistics, sys
-path, bin_a, model_a, bin_b, model_b, threads = sys.argv[1:]
+path, bin_a, model_a, bin_b, model_b, threads, machine = sys.argv[1:]
 runs = [json.loads(l) for l in open(path)]
 print(f'# Two builds end to end\n\nA: `{bin_a}` with `{model_a}`; B: `{bin_b}` with `{model_b}`; '
-      f'`convsel compare --mb 1 --threads {threads} --json`, A then B per network. Speed-up: oneDNN alone '
-      f'over the plan; gap: the plan over the oracle − 1; each run against its own oneDNN alone and oracle.\n')
+      f'`convsel compare --mb 1 --threads {threads} --json`, A then B per network, on {machine}. Speed-up: '
+      f'oneDNN alone over the plan; gap: the plan over the oracle − 1; each run against its own oneDNN alone '
+      f'and oracle.\n')
 print('| round | OPENBLAS_CORETYPE | network | A speed-up | A gap | B speed-up | B gap |')
 print('|---|---|---|---|---|---|---|')
 cells = collections.defaultdict(dict)
