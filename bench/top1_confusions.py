@@ -6,7 +6,7 @@
 A configuration is (desc, threads); onednn_auto is left out, as `convsel eval` does. Prints, for
 each pair of primitives measured together, how often the model orders them the wrong way (and how
 often when they are measured more than 10% apart), then the top-1 misses as "measured fastest ->
-predicted fastest" counts (docs/transfer.md, "Where the targets stand, at every K").
+predicted fastest" counts with their share of the summed regret (docs/transfer.md, "Where the targets stand, at every K").
 """
 import argparse, collections, csv, math
 
@@ -22,6 +22,8 @@ for r in csv.DictReader(open(a.csv)):
         configs[(r['desc'], r['threads'])][r['primitive']] = (float(r['measured_ms']), float(r['predicted_ms']))
 
 seen, wrong, wrong_big, misses = (collections.Counter() for _ in range(4))
+miss_regret = collections.Counter()  # summed regret of each kind of miss
+total_regret = 0.0
 for d in configs.values():
     names = sorted(d)
     for i, p in enumerate(names):
@@ -36,12 +38,15 @@ for d in configs.values():
         picked = min(d, key=lambda p: d[p][1])
         if best != picked:
             misses[best, picked] += 1
+            miss_regret[best, picked] += d[picked][0] / d[best][0] - 1
+            total_regret += d[picked][0] / d[best][0] - 1
 
 n_miss = sum(misses.values())
-print(f'configurations {len(configs)}, top-1 misses {n_miss}')
+print(f'configurations {len(configs)}, top-1 misses {n_miss}, summed regret {total_regret:.3f}')
 print('pair                                   misordered   share  of them >10% apart')
 for (p, q), w in wrong.most_common(a.pairs):
     print(f'{p:<18} {q:<18} {w:5d}/{seen[p, q]:<5d} {w / seen[p, q]:6.2f}  {wrong_big[p, q]:5d}')
 print('top-1 misses: measured fastest -> predicted fastest')
 for (b, p), c in misses.most_common(a.misses):
-    print(f'{b:<18} -> {p:<18} {c:4d}  ({c / max(n_miss, 1):.0%} of the misses)')
+    print(f'{b:<18} -> {p:<18} {c:4d}  ({c / max(n_miss, 1):.0%} of the misses, '
+          f'{miss_regret[b, p] / max(total_regret, 1e-12):.0%} of the summed regret)')
