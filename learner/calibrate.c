@@ -569,6 +569,19 @@ static convsel_status samples_prepare(const convsel_model *source, const convsel
         if (cpu_index == UINT32_MAX) {
             cpu_index = t->fingerprint[i];
         } else if (t->fingerprint[i] != cpu_index) {
+            const convsel_fingerprint *a = &t->fingerprints[cpu_index], *b = &t->fingerprints[t->fingerprint[i]];
+            if (convsel_fingerprint_same_cpu(a, b)) {
+                /* One CPU, two OpenBLAS cores: the GEMM primitives' lines
+                 * would average two kernels 1.5-1.9x apart. */
+                int ia = convsel_fingerprint_blas_isa(a), ib = convsel_fingerprint_blas_isa(b);
+                st = convsel_error(CONVSEL_INVALID_ARGUMENT,
+                                   "the target samples come from two OpenBLAS setups of one CPU ('%s' %s, OpenBLAS "
+                                   "kernels %s and %s); calibrate from one setup at a time",
+                                   a->model_name, convsel_isa_name(a->isa_cap),
+                                   ia >= 0 ? convsel_isa_name((convsel_isa)ia) : "unknown",
+                                   ib >= 0 ? convsel_isa_name((convsel_isa)ib) : "unknown");
+                goto done;
+            }
             st = convsel_error(CONVSEL_INVALID_ARGUMENT,
                                "the target samples come from several CPUs or ISA caps ('%s' %s and '%s' %s); "
                                "calibrate for one at a time",

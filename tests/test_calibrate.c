@@ -537,6 +537,30 @@ static void test_errors(const convsel_model *source, const convsel_dataset *trai
     CHECK_EQ(convsel_model_calibrate(source, mixed, NULL, &out), CONVSEL_INVALID_ARGUMENT);
     CHECK(strstr(convsel_last_error(), "several CPUs") != NULL);
     convsel_dataset_destroy(mixed);
+
+    /* One CPU under two OpenBLAS cores: said so, not "several CPUs". */
+    {
+        convsel_dataset *setups;
+        CHECK_EQ(convsel_dataset_create(&setups), CONVSEL_OK);
+        convsel_fingerprint haswell, cooper;
+        syn_fingerprint(&haswell);
+        cooper = haswell;
+        snprintf(haswell.openblas_version, sizeof haswell.openblas_version, "OpenBLAS 0.3.21 DYNAMIC_ARCH Haswell");
+        snprintf(cooper.openblas_version, sizeof cooper.openblas_version, "OpenBLAS 0.3.21 DYNAMIC_ARCH Cooperlake");
+        CHECK_EQ(convsel_dataset_add_fingerprint(setups, &haswell, &fa), CONVSEL_OK);
+        CHECK_EQ(convsel_dataset_add_fingerprint(setups, &cooper, &fb), CONVSEL_OK);
+        for (size_t i = 0; i < 20; i++) {
+            convsel_record r = *convsel_dataset_record(train, i);
+            r.fingerprint = i % 2 ? fa : fb;
+            CHECK_EQ(convsel_dataset_append(setups, &r), CONVSEL_OK);
+        }
+        CHECK_EQ(convsel_model_calibrate(source, setups, NULL, &out), CONVSEL_INVALID_ARGUMENT);
+        CHECK(out == NULL);
+        CHECK(strstr(convsel_last_error(), "two OpenBLAS setups of one CPU") != NULL);
+        CHECK(strstr(convsel_last_error(), "avx2 and avx512") != NULL ||
+              strstr(convsel_last_error(), "avx512 and avx2") != NULL);
+        convsel_dataset_destroy(setups);
+    }
     convsel_dataset_destroy(empty);
 
     convsel_calibration_info info;
