@@ -576,7 +576,7 @@ static convsel_status samples_prepare(const convsel_model *source, const convsel
                 int ia = convsel_fingerprint_blas_isa(a), ib = convsel_fingerprint_blas_isa(b);
                 st = convsel_error(CONVSEL_INVALID_ARGUMENT,
                                    "the target samples come from two OpenBLAS setups of one CPU ('%s' %s, OpenBLAS "
-                                   "kernels %s and %s); calibrate from one setup at a time",
+                                   "kernels %s and %s); calibrate from one setup at a time (convsel dataset filter --fingerprint)",
                                    a->model_name, convsel_isa_name(a->isa_cap),
                                    ia >= 0 ? convsel_isa_name((convsel_isa)ia) : "unknown",
                                    ib >= 0 ? convsel_isa_name((convsel_isa)ib) : "unknown");

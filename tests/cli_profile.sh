@@ -93,6 +93,35 @@ expect_rc 0 dataset split --test-frac 0.5 --seed 3 -o "$tmp/part" "$tmp/a.msgpac
 [ "$(configs_in "$tmp/part-train.msgpack")" = 1 ] && [ "$(configs_in "$tmp/part-test.msgpack")" = 1 ] ||
     fail "split: want one configuration on each side"
 
+# ---------------------------------------------------------------- filter: threads, primitives, fingerprints
+# The tiny profile again under another ISA cap: a second fingerprint once merged.
+expect_rc 0 profile --net "$tmp/net.txt" --primitives onednn_gemm,im2col_gemm --no-reorders "${fast[@]}" \
+    -o "$tmp/capped.msgpack" --isa sse41
+expect_rc 0 dataset merge -o "$tmp/two_fp.msgpack" "$tmp/a.msgpack" "$tmp/capped.msgpack"
+records_in() { # file -> its record count
+    "$convsel" dataset info --json "$1" >"$tmp/poll.json" 2>/dev/null && json_field "$tmp/poll.json" records
+}
+fps_in() { # file -> how many fingerprints `dataset info` lists
+    "$convsel" dataset info "$1" 2>/dev/null | grep -c '^  fingerprint '
+}
+[ "$(fps_in "$tmp/two_fp.msgpack")" = 2 ] || fail "merged file: want two fingerprints"
+expect_rc 0 dataset filter --fingerprint 1 -o "$tmp/fp1.msgpack" "$tmp/two_fp.msgpack"
+[ "$(fps_in "$tmp/fp1.msgpack")" = 1 ] || fail "filter --fingerprint 1: want one fingerprint"
+[ "$(records_in "$tmp/fp1.msgpack")" = "$(records_in "$tmp/capped.msgpack")" ] ||
+    fail "filter --fingerprint 1: want the capped profile's records"
+"$convsel" dataset info "$tmp/fp1.msgpack" | grep -q "ISA cap sse41" || fail "filter --fingerprint 1 kept the wrong one"
+expect_rc 0 dataset filter --fingerprint 0,1 -o "$tmp/fp01.msgpack" "$tmp/two_fp.msgpack"
+[ "$(records_in "$tmp/fp01.msgpack")" = "$(records_in "$tmp/two_fp.msgpack")" ] || fail "filter --fingerprint 0,1 dropped records"
+expect_rc 0 dataset filter --primitives im2col_gemm --fingerprint 1 -o "$tmp/p1.msgpack" "$tmp/two_fp.msgpack"
+n_im2col=$("$convsel" dataset export --csv "$tmp/capped.msgpack" | grep -c ',im2col_gemm,')
+[ "$(records_in "$tmp/p1.msgpack")" = "$n_im2col" ] || fail "filter --primitives with --fingerprint: want $n_im2col records"
+expect_rc 2 dataset filter --fingerprint 2 -o "$tmp/bad.msgpack" "$tmp/two_fp.msgpack"
+grep -q "has 2 fingerprint(s), 0 to 1" "$tmp/err" || fail "filter --fingerprint 2: $(cat "$tmp/err")"
+expect_rc 2 dataset filter --fingerprint one -o "$tmp/bad.msgpack" "$tmp/two_fp.msgpack"
+expect_rc 2 dataset filter -o "$tmp/bad.msgpack" "$tmp/two_fp.msgpack"
+grep -q "needs --threads, --primitives and/or --fingerprint" "$tmp/err" || fail "filter without a criterion: $(cat "$tmp/err")"
+[ ! -e "$tmp/bad.msgpack" ] || fail "a refused filter wrote a file"
+
 # ---------------------------------------------------------------- --redo: measure disturbed configurations again
 # Two shapes at 1 and 2 threads, no reorders. Ratio 0 flags every configuration
 # (a median is always over 0 x its minimum), a huge one none: the selection by

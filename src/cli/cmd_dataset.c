@@ -14,7 +14,7 @@ static void usage(FILE *out)
             "       convsel dataset merge -o OUT FILE...\n"
             "       convsel dataset export --csv [-o OUT] FILE...\n"
             "       convsel dataset split --test-frac F [--seed S] [--by config|network] -o PREFIX FILE\n"
-            "       convsel dataset filter [--threads LIST] [--primitives LIST] -o OUT FILE\n"
+            "       convsel dataset filter [--threads LIST] [--primitives LIST] [--fingerprint LIST] -o OUT FILE\n"
             "\n"
             "info    records, configurations, primitives, ISA and CPU fingerprints of each file\n"
             "merge   one dataset from several: fingerprints deduplicated, duplicate measurements\n"
@@ -23,8 +23,10 @@ static void usage(FILE *out)
             "split   PREFIX-train.msgpack and PREFIX-test.msgpack, every record of a group on\n"
             "        one side: a group is a layer shape (--by config, the default) or a network\n"
             "        (--by network: the part of the layer name before ':')\n"
-            "filter  the records measured at the given thread counts and/or of the given primitives\n"
-            "        (reorders count as primitive 'reorder'), e.g. to drop a campaign's disturbed part\n");
+            "filter  the records measured at the given thread counts, of the given primitives and/or\n"
+            "        under the given fingerprints (indexes as info lists them; only those are kept)\n"
+            "        (reorders count as primitive 'reorder'), e.g. to drop a campaign's disturbed part\n"
+            "        or to take one OpenBLAS setup out of a merged file\n");
 }
 
 static int load(const char *path, convsel_dataset **ds)
@@ -423,7 +425,7 @@ static int cmd_split(int argc, char **argv)
 
 static int cmd_filter(int argc, char **argv)
 {
-    const char *output = NULL, *input = NULL, *threads = NULL, *primitives = NULL;
+    const char *output = NULL, *input = NULL, *threads = NULL, *primitives = NULL, *fingerprints = NULL;
     for (int i = 1; i < argc; i++) {
         if (strcmp(argv[i], "-o") == 0) {
             if (!(output = cli_value(CMD " filter", argc, argv, &i)))
@@ -433,6 +435,9 @@ static int cmd_filter(int argc, char **argv)
                 return CLI_USAGE;
         } else if (strcmp(argv[i], "--primitives") == 0) {
             if (!(primitives = cli_value(CMD " filter", argc, argv, &i)))
+                return CLI_USAGE;
+        } else if (strcmp(argv[i], "--fingerprint") == 0) {
+            if (!(fingerprints = cli_value(CMD " filter", argc, argv, &i)))
                 return CLI_USAGE;
         } else if (argv[i][0] == '-' && argv[i][1]) {
             fprintf(stderr, "convsel " CMD " filter: unknown option '%s'\n", argv[i]);
@@ -444,8 +449,8 @@ static int cmd_filter(int argc, char **argv)
             input = argv[i];
         }
     }
-    if (!output || !input || (!threads && !primitives)) {
-        fprintf(stderr, "convsel " CMD " filter: needs --threads and/or --primitives, -o OUT and FILE\n");
+    if (!output || !input || (!threads && !primitives && !fingerprints)) {
+        fprintf(stderr, "convsel " CMD " filter: needs --threads, --primitives and/or --fingerprint, -o OUT and FILE\n");
         return CLI_USAGE;
     }
     int keep_threads[64] = {0};
@@ -465,11 +470,35 @@ static int cmd_filter(int argc, char **argv)
     int rc = load(input, &ds);
     if (rc != CLI_OK)
         return rc;
+    size_t nf = convsel_dataset_fingerprint_count(ds), kept = 0;
+    /* --fingerprint: indexes as `dataset info` lists them (one setup of a
+     * merged file, say, to calibrate from). */
+    uint8_t keep_fp[1024] = {0};
+    if (fingerprints) {
+        char *copy = strdup(fingerprints);
+        for (char *save = NULL, *t = strtok_r(copy, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
+            long v;
+            if (!cli_parse_long(CMD " filter", "--fingerprint", t, 0, 1023, &v)) {
+                free(copy);
+                convsel_dataset_destroy(ds);
+                return CLI_USAGE;
+            }
+            if ((size_t)v >= nf) {
+                fprintf(stderr, "convsel " CMD " filter: --fingerprint %ld: %s has %zu fingerprint(s), 0 to %zu\n", v,
+                        input, nf, nf ? nf - 1 : 0);
+                free(copy);
+                convsel_dataset_destroy(ds);
+                return CLI_USAGE;
+            }
+            keep_fp[v] = 1;
+        }
+        free(copy);
+    }
     convsel_status st = convsel_dataset_create(&out);
     uint32_t map[1024];
-    size_t nf = convsel_dataset_fingerprint_count(ds), kept = 0;
     for (size_t f = 0; f < nf && f < 1024 && st == CONVSEL_OK; f++)
-        st = convsel_dataset_add_fingerprint(out, convsel_dataset_fingerprint(ds, f), &map[f]);
+        if (!fingerprints || keep_fp[f]) /* only the kept ones: the output is one setup's file */
+            st = convsel_dataset_add_fingerprint(out, convsel_dataset_fingerprint(ds, f), &map[f]);
     for (size_t i = 0; i < convsel_dataset_size(ds) && st == CONVSEL_OK; i++) {
         convsel_record r = *convsel_dataset_record(ds, i);
         if (threads && (r.threads < 1 || r.threads > 63 || !keep_threads[r.threads]))
@@ -483,7 +512,7 @@ static int cmd_filter(int argc, char **argv)
             if (!named)
                 continue;
         }
-        if (r.fingerprint >= 1024)
+        if (r.fingerprint >= 1024 || (fingerprints && !keep_fp[r.fingerprint]))
             continue;
         r.fingerprint = map[r.fingerprint];
         st = convsel_dataset_append(out, &r);
