@@ -115,6 +115,10 @@ expect_rc 0 dataset filter --fingerprint 0,1 -o "$tmp/fp01.msgpack" "$tmp/two_fp
 expect_rc 0 dataset filter --primitives im2col_gemm --fingerprint 1 -o "$tmp/p1.msgpack" "$tmp/two_fp.msgpack"
 n_im2col=$("$convsel" dataset export --csv "$tmp/capped.msgpack" | grep -c ',im2col_gemm,')
 [ "$(records_in "$tmp/p1.msgpack")" = "$n_im2col" ] || fail "filter --primitives with --fingerprint: want $n_im2col records"
+threads_of_a=$("$convsel" dataset export --csv "$tmp/a.msgpack" | awk -F, 'NR > 1 && $2 == "conv" {print $25}' | sort -u)
+[ "$threads_of_a" = 1 ] || fail "the tiny profile's thread counts: '$threads_of_a', want 1"
+expect_rc 0 dataset filter --threads 2 --fingerprint 0 -o "$tmp/t2.msgpack" "$tmp/two_fp.msgpack"
+[ "$(records_in "$tmp/t2.msgpack")" = 0 ] || fail "filter --threads 2: the profile ran 1 thread only"
 expect_rc 2 dataset filter --fingerprint 2 -o "$tmp/bad.msgpack" "$tmp/two_fp.msgpack"
 grep -q "has 2 fingerprint(s), 0 to 1" "$tmp/err" || fail "filter --fingerprint 2: $(cat "$tmp/err")"
 expect_rc 2 dataset filter --fingerprint one -o "$tmp/bad.msgpack" "$tmp/two_fp.msgpack"
