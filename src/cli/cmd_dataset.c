@@ -423,6 +423,26 @@ static int cmd_split(int argc, char **argv)
 
 /* ---------------------------------------------------------------- filter */
 
+/* A comma-separated list of whole numbers in [lo, hi] into flags (keep[v] =
+ * 1), and the largest in *top when top is not NULL; 0 after a message when
+ * one is not such a number. */
+static int parse_index_list(const char *option, const char *list, long lo, long hi, uint8_t *keep, long *top)
+{
+    char *copy = strdup(list);
+    int ok = copy != NULL;
+    for (char *save = NULL, *t = ok ? strtok_r(copy, ",", &save) : NULL; t && ok; t = strtok_r(NULL, ",", &save)) {
+        long v;
+        ok = cli_parse_long(CMD " filter", option, t, lo, hi, &v);
+        if (ok) {
+            keep[v] = 1;
+            if (top && v > *top)
+                *top = v;
+        }
+    }
+    free(copy);
+    return ok;
+}
+
 static int cmd_filter(int argc, char **argv)
 {
     const char *output = NULL, *input = NULL, *threads = NULL, *primitives = NULL, *fingerprints = NULL;
@@ -453,46 +473,23 @@ static int cmd_filter(int argc, char **argv)
         fprintf(stderr, "convsel " CMD " filter: needs --threads, --primitives and/or --fingerprint, -o OUT and FILE\n");
         return CLI_USAGE;
     }
-    int keep_threads[64] = {0};
-    if (threads) {
-        char *copy = strdup(threads);
-        for (char *save = NULL, *t = strtok_r(copy, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
-            long v;
-            if (!cli_parse_long(CMD " filter", "--threads", t, 1, 63, &v)) {
-                free(copy);
-                return CLI_USAGE;
-            }
-            keep_threads[v] = 1;
-        }
-        free(copy);
-    }
+    /* --fingerprint: indexes as `dataset info` lists them (one setup of a
+     * merged file, say, to calibrate from). */
+    uint8_t keep_threads[64] = {0}, keep_fp[1024] = {0};
+    long top_fp = -1;
+    if ((threads && !parse_index_list("--threads", threads, 1, 63, keep_threads, NULL)) ||
+        (fingerprints && !parse_index_list("--fingerprint", fingerprints, 0, 1023, keep_fp, &top_fp)))
+        return CLI_USAGE;
     convsel_dataset *ds, *out;
     int rc = load(input, &ds);
     if (rc != CLI_OK)
         return rc;
     size_t nf = convsel_dataset_fingerprint_count(ds), kept = 0;
-    /* --fingerprint: indexes as `dataset info` lists them (one setup of a
-     * merged file, say, to calibrate from). */
-    uint8_t keep_fp[1024] = {0};
-    if (fingerprints) {
-        char *copy = strdup(fingerprints);
-        for (char *save = NULL, *t = strtok_r(copy, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
-            long v;
-            if (!cli_parse_long(CMD " filter", "--fingerprint", t, 0, 1023, &v)) {
-                free(copy);
-                convsel_dataset_destroy(ds);
-                return CLI_USAGE;
-            }
-            if ((size_t)v >= nf) {
-                fprintf(stderr, "convsel " CMD " filter: --fingerprint %ld: %s has %zu fingerprint(s), 0 to %zu\n", v,
-                        input, nf, nf ? nf - 1 : 0);
-                free(copy);
-                convsel_dataset_destroy(ds);
-                return CLI_USAGE;
-            }
-            keep_fp[v] = 1;
-        }
-        free(copy);
+    if (top_fp >= 0 && (size_t)top_fp >= nf) {
+        fprintf(stderr, "convsel " CMD " filter: --fingerprint %ld: %s has %zu fingerprint(s), 0 to %zu\n", top_fp,
+                input, nf, nf ? nf - 1 : 0);
+        convsel_dataset_destroy(ds);
+        return CLI_USAGE;
     }
     convsel_status st = convsel_dataset_create(&out);
     uint32_t map[1024];
