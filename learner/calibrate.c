@@ -576,7 +576,8 @@ static convsel_status samples_prepare(const convsel_model *source, const convsel
                 int ia = convsel_fingerprint_blas_isa(a), ib = convsel_fingerprint_blas_isa(b);
                 st = convsel_error(CONVSEL_INVALID_ARGUMENT,
                                    "the target samples come from two OpenBLAS setups of one CPU ('%s' %s, OpenBLAS "
-                                   "kernels %s and %s); calibrate from one setup at a time (convsel dataset filter --fingerprint)",
+                                   "kernels %s and %s); calibrate from one setup at a time "
+                                   "(convsel dataset filter --fingerprint)",
                                    a->model_name, convsel_isa_name(a->isa_cap),
                                    ia >= 0 ? convsel_isa_name((convsel_isa)ia) : "unknown",
                                    ib >= 0 ? convsel_isa_name((convsel_isa)ib) : "unknown");
@@ -585,10 +586,8 @@ static convsel_status samples_prepare(const convsel_model *source, const convsel
             st = convsel_error(CONVSEL_INVALID_ARGUMENT,
                                "the target samples come from several CPUs or ISA caps ('%s' %s and '%s' %s); "
                                "calibrate for one at a time",
-                               t->fingerprints[cpu_index].model_name,
-                               convsel_isa_name(t->fingerprints[cpu_index].isa_cap),
-                               t->fingerprints[t->fingerprint[i]].model_name,
-                               convsel_isa_name(t->fingerprints[t->fingerprint[i]].isa_cap));
+                               a->model_name, convsel_isa_name(a->isa_cap), b->model_name,
+                               convsel_isa_name(b->isa_cap));
             goto done;
         }
         size_t k = r->n++;

@@ -470,7 +470,8 @@ static int cmd_filter(int argc, char **argv)
         }
     }
     if (!output || !input || (!threads && !primitives && !fingerprints)) {
-        fprintf(stderr, "convsel " CMD " filter: needs --threads, --primitives and/or --fingerprint, -o OUT and FILE\n");
+        fprintf(stderr,
+                "convsel " CMD " filter: needs --threads, --primitives and/or --fingerprint, -o OUT and FILE\n");
         return CLI_USAGE;
     }
     /* --fingerprint: indexes as `dataset info` lists them (one setup of a
