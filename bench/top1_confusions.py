@@ -37,9 +37,10 @@ for d in configs.values():
         best = min(d, key=lambda p: d[p][0])
         picked = min(d, key=lambda p: d[p][1])
         if best != picked:
+            regret = d[picked][0] / d[best][0] - 1
             misses[best, picked] += 1
-            miss_regret[best, picked] += d[picked][0] / d[best][0] - 1
-            total_regret += d[picked][0] / d[best][0] - 1
+            miss_regret[best, picked] += regret
+            total_regret += regret
 
 n_miss = sum(misses.values())
 print(f'configurations {len(configs)}, top-1 misses {n_miss}, summed regret {total_regret:.3f}')

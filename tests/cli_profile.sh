@@ -17,6 +17,12 @@ json_field() { # file key -> the integer value of "key" in a one-object JSON fil
 configs_in() {
     "$convsel" dataset info --json "$1" >"$tmp/poll.json" 2>/dev/null && json_field "$tmp/poll.json" configs
 }
+records_in() { # file -> its record count
+    "$convsel" dataset info --json "$1" >"$tmp/poll.json" 2>/dev/null && json_field "$tmp/poll.json" records
+}
+fps_in() { # file -> how many fingerprints `dataset info` lists
+    "$convsel" dataset info "$1" 2>/dev/null | grep -c '^  fingerprint '
+}
 
 fast=(--max-time-s 0.05 --quiet)
 
@@ -98,12 +104,6 @@ expect_rc 0 dataset split --test-frac 0.5 --seed 3 -o "$tmp/part" "$tmp/a.msgpac
 expect_rc 0 profile --net "$tmp/net.txt" --primitives onednn_gemm,im2col_gemm --no-reorders "${fast[@]}" \
     -o "$tmp/capped.msgpack" --isa sse41
 expect_rc 0 dataset merge -o "$tmp/two_fp.msgpack" "$tmp/a.msgpack" "$tmp/capped.msgpack"
-records_in() { # file -> its record count
-    "$convsel" dataset info --json "$1" >"$tmp/poll.json" 2>/dev/null && json_field "$tmp/poll.json" records
-}
-fps_in() { # file -> how many fingerprints `dataset info` lists
-    "$convsel" dataset info "$1" 2>/dev/null | grep -c '^  fingerprint '
-}
 [ "$(fps_in "$tmp/two_fp.msgpack")" = 2 ] || fail "merged file: want two fingerprints"
 expect_rc 0 dataset filter --fingerprint 1 -o "$tmp/fp1.msgpack" "$tmp/two_fp.msgpack"
 [ "$(fps_in "$tmp/fp1.msgpack")" = 1 ] || fail "filter --fingerprint 1: want one fingerprint"
