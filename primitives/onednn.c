@@ -314,6 +314,28 @@ static convsel_status onednn_run(const struct convsel_impl *impl, const float *s
     return CONVSEL_OK;
 }
 
+convsel_onednn_kernel convsel_onednn_kernel_kind(const char *impl)
+{
+    if (!impl)
+        return CONVSEL_ONEDNN_KERNEL_OWN;
+    /* A convolution run as an inner product: the inner product's own
+     * implementation follows the prefix. */
+    int inner_product = strncmp(impl, "ip:", 3) == 0;
+    const char *rest = inner_product ? impl + 3 : impl;
+    /* Where no optimised kernel applies, oneDNN runs its naive reference
+     * loops ("ref:any"): on grouped layers of 4 channels per group on the
+     * twelfth session's Xeon, 500-1250x slower than the fastest primitive
+     * (docs/selection.md); that is convsel's reference, in kind. */
+    if (strncmp(rest, "ref", 3) == 0)
+        return CONVSEL_ONEDNN_KERNEL_REFERENCE;
+    /* oneDNN's only gemm-based forward convolution on x64 is the im2col +
+     * sgemm one ("x64:gemm:jit"), which is what onednn_gemm forces; an inner
+     * product's GEMM needs no im2col and is not it. */
+    if (!inner_product && strstr(rest, "gemm"))
+        return CONVSEL_ONEDNN_KERNEL_IM2COL;
+    return CONVSEL_ONEDNN_KERNEL_OWN;
+}
+
 /* The layouts create() would declare, from the primitive descriptor alone
  * (0.1-1 ms, no weights reorder, no scratchpad). */
 static convsel_status onednn_query_layouts(const struct onednn_variant *v, const convsel_problem *p, int threads,
@@ -332,18 +354,13 @@ static convsel_status onednn_query_layouts(const struct onednn_variant *v, const
                              "%s: oneDNN cannot create the convolution (%s)", v->name,
                              convsel_onednn_status_str(st));
     if (runs_as) {
-        /* oneDNN's only gemm-based forward convolution on x64 is the im2col +
-         * sgemm one ("x64:gemm:jit"), which is what onednn_gemm forces. Where
-         * no optimised kernel applies, oneDNN runs its naive reference loops
-         * ("ref:any"): on grouped layers of 4 channels per group on the
-         * twelfth session's Xeon, 500-1250x slower than the fastest primitive
-         * (docs/selection.md); that is convsel's reference, in kind. */
         const char *impl = NULL;
         *runs_as = NULL;
         if (dnnl_primitive_desc_query(pd, dnnl_query_impl_info_str, 0, &impl) == dnnl_success && impl) {
-            if (strncmp(impl, "ref", 3) == 0)
+            convsel_onednn_kernel kind = convsel_onednn_kernel_kind(impl);
+            if (kind == CONVSEL_ONEDNN_KERNEL_REFERENCE)
                 *runs_as = "reference";
-            else if (v != &variant_gemm && strstr(impl, "gemm"))
+            else if (v != &variant_gemm && kind == CONVSEL_ONEDNN_KERNEL_IM2COL)
                 *runs_as = variant_gemm.name;
         }
     }

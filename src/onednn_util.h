@@ -37,4 +37,19 @@ int convsel_onednn_layout_of(const dnnl_memory_desc_t *md);
  * or BACKEND_ERROR. Defined in primitives/onednn.c. */
 convsel_status convsel_onednn_impl_info(const char *primitive, const convsel_problem *p, char *buf, size_t size);
 
+/* What kind of kernel an impl_info_str names, for pricing (convsel_primitive_runs_as). */
+typedef enum {
+    CONVSEL_ONEDNN_KERNEL_OWN,       /* a kernel of its own: JIT, brgemm, Winograd, inner product */
+    CONVSEL_ONEDNN_KERNEL_IM2COL,    /* "gemm:jit", the im2col + sgemm code onednn_gemm forces */
+    CONVSEL_ONEDNN_KERNEL_REFERENCE, /* the naive reference loops, "ref:any" or "ip:ref:any" */
+} convsel_onednn_kernel;
+
+/* The kind of impl ("x64:gemm:jit", "ip:x64:gemm:jit", "brgconv:avx512_core",
+ * ...). A convolution whose kernel covers its whole unpadded input is an
+ * inner product, and oneDNN runs it as one ("ip:" and the inner product's
+ * implementation): one GEMM without im2col, 10x faster than "gemm:jit" on
+ * g1mb8_ic16ih7iw7_oc16oh1ow1_kh7kw7 (0.0017 against 0.0198 ms,
+ * docs/selection.md), so "ip:...gemm..." is a kernel of its own. NULL: OWN. */
+convsel_onednn_kernel convsel_onednn_kernel_kind(const char *impl);
+
 #endif

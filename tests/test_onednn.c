@@ -42,6 +42,9 @@ static const char *const problems[] = {
     /* With AVX-512 oneDNN 2.6 has no optimised kernel for 4 channels per
      * group in blocked layouts and runs its reference loops ("ref:any"). */
     "g4mb1ic16ih12iw12oc16oh12ow12kh3kw3ph1pw1n\"4 groups of 4 channels\"",
+    /* The kernel covers the whole unpadded input: with AVX-512 oneDNN 2.6
+     * runs it as an inner product ("ip:x64:gemm:jit"), a GEMM of its own. */
+    "mb8ic16ih7iw7oc16oh1ow1kh7kw7ph0pw0n\"kernel covers the input\"",
 };
 
 /* Winograd must be there for 3×3 stride-1 layers when AVX-512 is allowed
@@ -89,7 +92,33 @@ static int padding_is_zero(const float *y, convsel_layout layout, const convsel_
 }
 
 /* How many times a oneDNN primitive other than onednn_gemm ran as it. */
-static int gemm_runs, naive_runs;
+static int gemm_runs, naive_runs, inner_product_runs;
+
+/* The kinds of kernel implementation names stand for, whatever this CPU runs. */
+static void test_kernel_kind(void)
+{
+    static const struct {
+        const char *impl;
+        convsel_onednn_kernel kind;
+    } cases[] = {
+        {"x64:gemm:jit", CONVSEL_ONEDNN_KERNEL_IM2COL},
+        {"gemm:jit", CONVSEL_ONEDNN_KERNEL_IM2COL},
+        {"ip:x64:gemm:jit", CONVSEL_ONEDNN_KERNEL_OWN},
+        {"ip:brg:avx512_core", CONVSEL_ONEDNN_KERNEL_OWN},
+        {"ref:any", CONVSEL_ONEDNN_KERNEL_REFERENCE},
+        {"ip:ref:any", CONVSEL_ONEDNN_KERNEL_REFERENCE},
+        {"brgconv:avx512_core", CONVSEL_ONEDNN_KERNEL_OWN},
+        {"brgconv_1x1:avx512_core", CONVSEL_ONEDNN_KERNEL_OWN},
+        {"jit_wino_4x3:avx512_core", CONVSEL_ONEDNN_KERNEL_OWN},
+        {"jit:avx2", CONVSEL_ONEDNN_KERNEL_OWN},
+        {"", CONVSEL_ONEDNN_KERNEL_OWN},
+        {NULL, CONVSEL_ONEDNN_KERNEL_OWN},
+    };
+    for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++)
+        CHECK_MSG(convsel_onednn_kernel_kind(cases[k].impl) == cases[k].kind, "kernel kind of '%s': %d, expected %d",
+                  cases[k].impl ? cases[k].impl : "(null)", (int)convsel_onednn_kernel_kind(cases[k].impl),
+                  (int)cases[k].kind);
+}
 
 static void test_problem(const convsel_problem *p, size_t reference, int threads)
 {
@@ -139,7 +168,11 @@ static void test_problem(const convsel_problem *p, size_t reference, int threads
         CHECK_EQ(convsel_primitive_runs_as(i, p, threads, &as), CONVSEL_OK);
         gemm_runs += i != gemm_index && as == gemm_index;
         naive_runs += as == reference;
-        size_t expect = strncmp(impl, "ref", 3) == 0 ? reference : strstr(impl, "gemm") ? gemm_index : i;
+        convsel_onednn_kernel kind = convsel_onednn_kernel_kind(impl);
+        size_t expect = kind == CONVSEL_ONEDNN_KERNEL_REFERENCE ? reference
+                        : kind == CONVSEL_ONEDNN_KERNEL_IM2COL  ? gemm_index
+                                                                : i;
+        inner_product_runs += strncmp(impl, "ip:", 3) == 0 && as == i;
         CHECK_MSG(as == expect, "%s: %s runs '%s' but runs_as says %s", p->name, primitives[k], impl,
                   as < convsel_primitive_count() ? convsel_primitive_name(as) : "?");
         CHECK_EQ(convsel_select_runs_naive(i, p, threads), as == reference);
@@ -211,6 +244,7 @@ int main(void)
 {
     size_t reference;
     CHECK_EQ(convsel_primitive_find("reference", &reference), CONVSEL_OK);
+    test_kernel_kind();
     for (size_t k = 0; k < sizeof primitives / sizeof primitives[0]; k++) {
         size_t i;
         CHECK_EQ(convsel_primitive_find(primitives[k], &i), CONVSEL_OK);
@@ -239,5 +273,8 @@ int main(void)
     /* And the reference branch where oneDNN 2.6 is known to take it. */
     if (convsel_get_isa() == CONVSEL_ISA_AVX512)
         CHECK_MSG(naive_runs > 0, "under AVX-512 no oneDNN primitive ran its reference loops");
+    /* And an inner product priced as itself, not as onednn_gemm's im2col. */
+    if (convsel_get_isa() == CONVSEL_ISA_AVX512)
+        CHECK_MSG(inner_product_runs > 0, "under AVX-512 no oneDNN primitive ran as an inner product");
     return CHECK_DONE();
 }
