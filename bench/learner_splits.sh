@@ -1,11 +1,11 @@
 #!/bin/bash
 # A learner change's quick check: held-out accuracy on per-CPU splits.
 #
-#   bash bench/learner_splits.sh [-s "1 2 3"] [-t TRAIN_SEED] [-o OUT.md] [-p DIR] DATA...
+#   bash bench/learner_splits.sh [-s "1 2 3"] [-t TRAIN_SEED] [-P PARAMS] [-o OUT.md] [-p DIR] DATA...
 #
 # Each dataset (one CPU's profile) is split by layer shape, 20% held out, with
 # every seed; a model is trained on the training part with the default
-# parameters and `--seed TRAIN_SEED` (1), and scored on the held-out shapes as
+# parameters (or `--params PARAMS`) and `--seed TRAIN_SEED` (1), and scored on the held-out shapes as
 # the selector prices them (`convsel eval --as-selector`). Prints one row per
 # split and the means. To compare a change, run it with the changed build and
 # the unchanged one (CONVSEL=path/to/convsel) and with a second -t: the spread
@@ -21,13 +21,15 @@ seeds="1 2 3"
 train_seed=1
 out=
 pred=
-while getopts "s:t:o:p:" opt; do
+params=()
+while getopts "s:t:P:o:p:" opt; do
     case $opt in
     s) seeds=$OPTARG ;;
     t) train_seed=$OPTARG ;;
+    P) params=(--params "$OPTARG") ;;
     o) out=$OPTARG ;;
     p) pred=$OPTARG ;;
-    *) die 2 "usage: bash bench/learner_splits.sh [-s SEEDS] [-t TRAIN_SEED] [-o OUT.md] [-p DIR] DATA..." ;;
+    *) die 2 "usage: bash bench/learner_splits.sh [-s SEEDS] [-t TRAIN_SEED] [-P PARAMS] [-o OUT.md] [-p DIR] DATA..." ;;
     esac
 done
 shift $((OPTIND - 1))
@@ -44,7 +46,7 @@ for d in "$@"; do
     for s in $seeds; do
         "$convsel" dataset split --test-frac 0.2 --seed "$s" -o "$tmp/s" "$d" 2>"$tmp/split.err" ||
             { cat "$tmp/split.err" >&2; exit 1; }
-        "$convsel" train --quiet --seed "$train_seed" "$tmp/s-train.msgpack" -o "$tmp/m.msgpack"
+        "$convsel" train --quiet --seed "$train_seed" "${params[@]}" "$tmp/s-train.msgpack" -o "$tmp/m.msgpack"
         popt=()
         [ -z "$pred" ] || popt=(--predictions "$pred/$(basename "$d" .msgpack)-$s.csv")
         json=$("$convsel" eval --model "$tmp/m.msgpack" --as-selector --json "${popt[@]}" "$tmp/s-test.msgpack" | tr -d '\n')
@@ -52,6 +54,6 @@ for d in "$@"; do
     done
 done
 
-title="Held-out shapes (20%, by shape), \`$convsel\`, training seed $train_seed, \`--as-selector\`."
+title="Held-out shapes (20%, by shape), \`$convsel\`, training seed $train_seed${params:+, \`${params[*]}\`}, \`--as-selector\`."
 python3 bench/heldout_table.py "$tmp/rows" "$title" |
     if [ -n "$out" ]; then tee "$out"; else cat; fi
