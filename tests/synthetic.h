@@ -141,6 +141,31 @@ static inline void syn_random_problem(convsel_rng *rng, const char *network, int
 static const char *const syn_catalogue_names[SYN_COUNT] = {"onednn_direct", "winograd_4x4_3x3", "im2col_gemm",
                                                            "gemm_1x1", "direct_simd"};
 
+/* Appends one convolution record of primitive name on p, median median_ms
+ * (the other statistics a fixed spread around it), as the synthetic CPUs'
+ * profilers would. */
+static inline convsel_status syn_append(convsel_dataset *ds, uint32_t fp, const char *name, const convsel_problem *p,
+                                        int threads, convsel_isa isa, double median_ms)
+{
+    convsel_record r;
+    memset(&r, 0, sizeof r);
+    r.kind = CONVSEL_RECORD_CONV;
+    r.problem = *p;
+    snprintf(r.primitive, sizeof r.primitive, "%s", name);
+    r.from = r.to = CONVSEL_LAYOUT_NCHW;
+    r.threads = threads;
+    r.isa = isa;
+    r.fingerprint = fp;
+    r.median_ms = median_ms;
+    r.min_ms = 0.97 * median_ms;
+    r.p10_ms = 0.98 * median_ms;
+    r.p90_ms = 1.03 * median_ms;
+    r.runs = 10;
+    r.create_ms = 0.1;
+    r.tensor = CONVSEL_TENSOR_SRC;
+    return convsel_dataset_append(ds, &r);
+}
+
 /* Appends a record for every applicable synthetic primitive of p at threads
  * threads, each time multiplied by exp(noise × N(0, 1)). names: the
  * primitives' names (NULL: syn_names). */
@@ -150,23 +175,8 @@ static inline convsel_status syn_add(convsel_dataset *ds, uint32_t fp, const con
     for (int prim = 0; prim < SYN_COUNT; prim++) {
         if (!syn_applicable(prim, p))
             continue;
-        convsel_record r;
-        memset(&r, 0, sizeof r);
-        r.kind = CONVSEL_RECORD_CONV;
-        r.problem = *p;
-        snprintf(r.primitive, sizeof r.primitive, "%s", (names ? names : syn_names)[prim]);
-        r.from = r.to = CONVSEL_LAYOUT_NCHW;
-        r.threads = threads;
-        r.isa = CONVSEL_ISA_AVX512;
-        r.fingerprint = fp;
-        r.median_ms = syn_latency_ms(prim, p, threads) * exp(noise * syn_normal(rng));
-        r.min_ms = 0.97 * r.median_ms;
-        r.p10_ms = 0.98 * r.median_ms;
-        r.p90_ms = 1.03 * r.median_ms;
-        r.runs = 10;
-        r.create_ms = 0.1;
-        r.tensor = CONVSEL_TENSOR_SRC;
-        convsel_status st = convsel_dataset_append(ds, &r);
+        double ms = syn_latency_ms(prim, p, threads) * exp(noise * syn_normal(rng));
+        convsel_status st = syn_append(ds, fp, (names ? names : syn_names)[prim], p, threads, CONVSEL_ISA_AVX512, ms);
         if (st != CONVSEL_OK)
             return st;
     }

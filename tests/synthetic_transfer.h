@@ -49,23 +49,8 @@ static convsel_status syn_target_add(convsel_dataset *ds, uint32_t fp, const con
     for (int prim = 0; prim < SYN_COUNT; prim++) {
         if (!syn_applicable(prim, p))
             continue;
-        convsel_record r;
-        memset(&r, 0, sizeof r);
-        r.kind = CONVSEL_RECORD_CONV;
-        r.problem = *p;
-        snprintf(r.primitive, sizeof r.primitive, "%s", syn_names[prim]);
-        r.from = r.to = CONVSEL_LAYOUT_NCHW;
-        r.threads = threads;
-        r.isa = CONVSEL_ISA_AVX2;
-        r.fingerprint = fp;
-        r.median_ms = syn_target_latency_ms(prim, p, threads) * exp(noise * syn_normal(rng));
-        r.min_ms = 0.97 * r.median_ms;
-        r.p10_ms = 0.98 * r.median_ms;
-        r.p90_ms = 1.03 * r.median_ms;
-        r.runs = 10;
-        r.create_ms = 0.1;
-        r.tensor = CONVSEL_TENSOR_SRC;
-        convsel_status st = convsel_dataset_append(ds, &r);
+        double ms = syn_target_latency_ms(prim, p, threads) * exp(noise * syn_normal(rng));
+        convsel_status st = syn_append(ds, fp, syn_names[prim], p, threads, CONVSEL_ISA_AVX2, ms);
         if (st != CONVSEL_OK)
             return st;
     }
