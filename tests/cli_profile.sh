@@ -95,6 +95,19 @@ grep -q "duplicates dropped" "$tmp/err" || fail "merge summary: $(cat "$tmp/err"
 [ "$(configs_in "$tmp/merged.msgpack")" = 2 ] || fail "the shards do not partition the configurations"
 [ "$(configs_in "$tmp/shard0.msgpack")" != "$(configs_in "$tmp/merged.msgpack")" ] ||
     [ "$(configs_in "$tmp/shard1.msgpack")" = 0 ] || fail "shard 0 has everything and shard 1 something"
+# A shard resumed from a file that holds other shards' configurations (how a
+# campaign split over machines or cores is finished: data/README.md): it
+# measures only its own missing ones, and nothing when the file has them all.
+cp "$tmp/shard0.msgpack" "$tmp/resumed.msgpack"
+expect_rc 0 profile --net "$tmp/net.txt" --shard 1/2 --primitives onednn_gemm --no-reorders "${fast[@]}" \
+    --resume -o "$tmp/resumed.msgpack"
+[ "$(configs_in "$tmp/resumed.msgpack")" = 2 ] && [ "$(records_in "$tmp/resumed.msgpack")" = "$(records_in "$tmp/merged.msgpack")" ] ||
+    fail "shard 1 resumed from shard 0's file: want both configurations, each measured once"
+cp "$tmp/merged.msgpack" "$tmp/resumed_all.msgpack"
+expect_rc 0 profile --net "$tmp/net.txt" --shard 0/2 --primitives onednn_gemm --no-reorders "${fast[@]}" \
+    --resume -o "$tmp/resumed_all.msgpack"
+[ "$(records_in "$tmp/resumed_all.msgpack")" = "$(records_in "$tmp/merged.msgpack")" ] ||
+    fail "resuming a complete file added records"
 expect_rc 0 dataset split --test-frac 0.5 --seed 3 -o "$tmp/part" "$tmp/a.msgpack"
 [ "$(configs_in "$tmp/part-train.msgpack")" = 1 ] && [ "$(configs_in "$tmp/part-test.msgpack")" = 1 ] ||
     fail "split: want one configuration on each side"
