@@ -111,6 +111,8 @@ static int parse_calib(const char *text)
             p->pooled_prior = v;
         else if (strcmp(tok, "offset_prior") == 0)
             p->offset_prior = v;
+        else if (strcmp(tok, "paired") == 0)
+            p->paired = (int)v;
         else if (strcmp(tok, "slope_prior") == 0)
             p->slope_prior = v;
         else if (strcmp(tok, "huber") == 0)

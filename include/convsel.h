@@ -1184,6 +1184,9 @@ typedef struct convsel_calibrate_params {
     double pooled_prior;   /* pooled line towards identity (1) */
     double offset_prior;   /* a primitive's level towards the pooled line (1) */
     double slope_prior;    /* a primitive's slope towards the pooled slope, per unit log-ms² (30) */
+    int paired;            /* 1: a primitive's line is fitted on its samples less their
+                              configuration's mean residual from the pooled line (the
+                              primitives of a configuration were timed interleaved) (1) */
     double huber;          /* robust fit: samples off the line by more than this (log ms) weigh
                               huber / |residual| (0.3; 0: plain least squares) */
     /* Residual trees (shallow, shrunk). */

@@ -51,6 +51,7 @@ void convsel_calibrate_params_default(convsel_calibrate_params *p)
     p->pooled_prior = 1.0;
     p->offset_prior = 1.0;
     p->slope_prior = 30.0;
+    p->paired = 1; /* twenty-fourth session: docs/transfer.md, "Paired lines" */
     p->huber = 0.3;
     p->trees = 100;
     p->learning_rate = 0.1;
@@ -301,17 +302,47 @@ static convsel_status fit_linear(const target_rows *r, const uint8_t *use, const
         cal->a[j] = pa;
         cal->b[j] = pb;
     }
+    /* paired: each configuration's mean residual from the pooled line, taken
+     * off its samples before the per-primitive fits, so that a primitive's
+     * line sees how it fared against the others timed beside it, not how far
+     * the model missed the configurations it happens to apply to. */
+    double *shift = NULL;
+    if (st == CONVSEL_OK && !pooled_only && params->paired) {
+        size_t n_layers = 0;
+        for (size_t i = 0; i < r->n; i++)
+            if (r->layer[i] + 1 > n_layers)
+                n_layers = r->layer[i] + 1;
+        shift = calloc(n_layers ? n_layers : 1, sizeof *shift);
+        size_t *count = calloc(n_layers ? n_layers : 1, sizeof *count);
+        if (!shift || !count) {
+            free(shift);
+            free(count);
+            free(xs);
+            free(ys);
+            return convsel_error(CONVSEL_OUT_OF_MEMORY, "out of memory");
+        }
+        for (size_t i = 0; i < r->n; i++)
+            if (!use || use[i]) {
+                shift[r->layer[i]] += r->y[i] - (pa + pb * r->s[i]);
+                count[r->layer[i]]++;
+            }
+        for (size_t l = 0; l < n_layers; l++)
+            if (count[l])
+                shift[l] /= (double)count[l];
+        free(count);
+    }
     for (size_t j = 0; !pooled_only && j < cal->n_primitives && st == CONVSEL_OK; j++) {
         m = 0;
         for (size_t i = 0; i < r->n; i++)
             if (r->prim[i] == j && (!use || use[i])) {
                 xs[m] = r->s[i];
-                ys[m] = r->y[i];
+                ys[m] = r->y[i] - (shift ? shift[r->layer[i]] : 0.0);
                 m++;
             }
         st = fit_line(xs, ys, m, pa, pb, params->offset_prior, params->slope_prior, params->huber, &cal->a[j],
                       &cal->b[j]);
     }
+    free(shift);
     free(xs);
     free(ys);
     return st;

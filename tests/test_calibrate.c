@@ -500,6 +500,89 @@ static void test_planted_linear(const convsel_model *source, const convsel_datas
     convsel_dataset_destroy(ds);
 }
 
+/* Paired lines. The target is exactly twice the source, but the source
+ * missed half the configurations (chosen by the parity of a hash of the
+ * configuration) by e^0.6, all their primitives alike, and the primitive
+ * named odd was measured on those configurations only. Its true shift is the
+ * others': on the lines fitted unpaired it looks e^0.3 slower than the
+ * others; paired (each configuration's mean residual taken off first) it must
+ * not, and the order of the primitives must be the source's. */
+static size_t config_parity(const convsel_record *r)
+{
+    char key[256];
+    convsel_problem problem = r->problem;
+    problem.name[0] = '\0';
+    convsel_problem_format(&problem, key, sizeof key);
+    uint32_t h = 2166136261u;
+    for (const char *c = key; *c; c++)
+        h = (h ^ (uint8_t)*c) * 16777619u;
+    return (h ^ (uint32_t)r->threads) & 1u;
+}
+
+static double paired_shift(const convsel_model *source, const convsel_dataset *samples, const convsel_dataset *test,
+                           const convsel_fingerprint *cpu, int paired, size_t odd)
+{
+    convsel_calibrate_params p;
+    convsel_calibrate_params_default(&p);
+    p.method = CONVSEL_CALIBRATE_LINEAR;
+    p.paired = paired;
+    convsel_model *cal = NULL;
+    CHECK_EQ(convsel_model_calibrate(source, samples, &p, &cal), CONVSEL_OK);
+    /* Mean over test configurations of log(cal/source) for odd, less the
+     * same for every other primitive: the relative shift the lines put in. */
+    double sum_odd = 0, sum_other = 0;
+    size_t n_odd = 0, n_other = 0;
+    for (size_t i = 0; i < convsel_dataset_size(test); i++) {
+        const convsel_record *r = convsel_dataset_record(test, i);
+        size_t j;
+        if (r->kind != CONVSEL_RECORD_CONV || convsel_model_primitive_find(source, r->primitive, &j) != CONVSEL_OK)
+            continue;
+        convsel_model_query q = {.problem = &r->problem, .threads = r->threads, .primitive = j, .cpu = cpu};
+        double a, b;
+        CHECK_EQ(convsel_model_predict_batch(source, &q, 1, &a), CONVSEL_OK);
+        CHECK_EQ(convsel_model_predict_batch(cal, &q, 1, &b), CONVSEL_OK);
+        if (j == odd) {
+            sum_odd += log(b / a);
+            n_odd++;
+        } else {
+            sum_other += log(b / a);
+            n_other++;
+        }
+    }
+    convsel_model_destroy(cal);
+    CHECK(n_odd > 0 && n_other > 0);
+    return sum_odd / (double)(n_odd ? n_odd : 1) - sum_other / (double)(n_other ? n_other : 1);
+}
+
+static void test_paired(const convsel_model *source, const convsel_dataset *test)
+{
+    convsel_fingerprint cpu;
+    syn_target_fingerprint(&cpu);
+    convsel_dataset *exact = planted(source, test, 0, 200, &cpu, 1.0), *ds;
+    CHECK_EQ(convsel_dataset_create(&ds), CONVSEL_OK);
+    uint32_t fi;
+    CHECK_EQ(convsel_dataset_add_fingerprint(ds, &cpu, &fi), CONVSEL_OK);
+    const char *odd_name = convsel_model_primitive_name(source, 0);
+    size_t odd = 0;
+    for (size_t i = 0; i < convsel_dataset_size(exact); i++) {
+        convsel_record r = *convsel_dataset_record(exact, i);
+        int missed = config_parity(&r) == 1;
+        if (strcmp(r.primitive, odd_name) == 0 && !missed)
+            continue;
+        if (missed)
+            r.min_ms = r.p10_ms = r.median_ms = r.p90_ms = r.median_ms * exp(0.6);
+        CHECK_EQ(convsel_dataset_append(ds, &r), CONVSEL_OK);
+    }
+    double unpaired = paired_shift(source, ds, test, &cpu, 0, odd);
+    double paired = paired_shift(source, ds, test, &cpu, 1, odd);
+    printf("paired lines: the odd primitive's relative shift %.3f unpaired, %.3f paired (truth 0)\n", unpaired,
+           paired);
+    CHECK_MSG(unpaired > 0.15, "unpaired: shift %.3f, want the bias this test plants", unpaired);
+    CHECK_MSG(fabs(paired) < 0.06, "paired: shift %.3f, want about 0", paired);
+    convsel_dataset_destroy(ds);
+    convsel_dataset_destroy(exact);
+}
+
 /* An empty dataset with the synthetic source CPU (index *fa) and target CPU
  * (index *fb). */
 static convsel_dataset *two_cpu_dataset(uint32_t *fa, uint32_t *fb)
@@ -990,6 +1073,7 @@ int main(void)
     test_default_method();
     test_errors(source, train);
     test_planted_linear(source, test);
+    test_paired(source, test);
 
     convsel_fingerprint cpu;
     syn_target_fingerprint(&cpu);
