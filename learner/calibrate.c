@@ -272,6 +272,39 @@ static convsel_status model_copy(const convsel_model *src, convsel_model **out)
     return st;
 }
 
+/* paired lines: each configuration's mean residual from the pooled line
+ * (pa, pb) over the rows with use[i] (all when NULL), by the table's
+ * configuration id, to be taken off its samples before the per-primitive
+ * fits: a primitive's line then sees how it fared against the primitives
+ * timed beside it, not how far the model missed the configurations it
+ * happens to apply to. */
+static convsel_status configuration_shifts(const target_rows *r, const uint8_t *use, double pa, double pb,
+                                           double **out)
+{
+    size_t n_layers = 0;
+    for (size_t i = 0; i < r->n; i++)
+        if (r->layer[i] + 1 > n_layers)
+            n_layers = r->layer[i] + 1;
+    double *shift = calloc(n_layers ? n_layers : 1, sizeof *shift);
+    size_t *count = calloc(n_layers ? n_layers : 1, sizeof *count);
+    if (!shift || !count) {
+        free(shift);
+        free(count);
+        return convsel_error(CONVSEL_OUT_OF_MEMORY, "out of memory");
+    }
+    for (size_t i = 0; i < r->n; i++)
+        if (!use || use[i]) {
+            shift[r->layer[i]] += r->y[i] - (pa + pb * r->s[i]);
+            count[r->layer[i]]++;
+        }
+    for (size_t l = 0; l < n_layers; l++)
+        if (count[l])
+            shift[l] /= (double)count[l];
+    free(count);
+    *out = shift;
+    return CONVSEL_OK;
+}
+
 /* Fits cal's line of every primitive on the rows with use[i] (all when
  * NULL), pooled first; pooled_only gives every primitive the pooled line. */
 static convsel_status fit_linear(const target_rows *r, const uint8_t *use, const convsel_calibrate_params *params,
@@ -302,35 +335,9 @@ static convsel_status fit_linear(const target_rows *r, const uint8_t *use, const
         cal->a[j] = pa;
         cal->b[j] = pb;
     }
-    /* paired: each configuration's mean residual from the pooled line, taken
-     * off its samples before the per-primitive fits, so that a primitive's
-     * line sees how it fared against the others timed beside it, not how far
-     * the model missed the configurations it happens to apply to. */
     double *shift = NULL;
-    if (st == CONVSEL_OK && !pooled_only && params->paired) {
-        size_t n_layers = 0;
-        for (size_t i = 0; i < r->n; i++)
-            if (r->layer[i] + 1 > n_layers)
-                n_layers = r->layer[i] + 1;
-        shift = calloc(n_layers ? n_layers : 1, sizeof *shift);
-        size_t *count = calloc(n_layers ? n_layers : 1, sizeof *count);
-        if (!shift || !count) {
-            free(shift);
-            free(count);
-            free(xs);
-            free(ys);
-            return convsel_error(CONVSEL_OUT_OF_MEMORY, "out of memory");
-        }
-        for (size_t i = 0; i < r->n; i++)
-            if (!use || use[i]) {
-                shift[r->layer[i]] += r->y[i] - (pa + pb * r->s[i]);
-                count[r->layer[i]]++;
-            }
-        for (size_t l = 0; l < n_layers; l++)
-            if (count[l])
-                shift[l] /= (double)count[l];
-        free(count);
-    }
+    if (st == CONVSEL_OK && !pooled_only && params->paired)
+        st = configuration_shifts(r, use, pa, pb, &shift);
     for (size_t j = 0; !pooled_only && j < cal->n_primitives && st == CONVSEL_OK; j++) {
         m = 0;
         for (size_t i = 0; i < r->n; i++)
