@@ -12,6 +12,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "../src/dataset_internal.h"
 #include "check.h"
 #include "convsel.h"
 #include "synthetic_transfer.h"
@@ -506,17 +507,13 @@ static void test_planted_linear(const convsel_model *source, const convsel_datas
  * named odd was measured on those configurations only. Its true shift is the
  * others': on the lines fitted unpaired it looks e^0.3 slower than the
  * others; paired (each configuration's mean residual taken off first) it must
- * not, and the order of the primitives must be the source's. */
+ * not. */
 static size_t config_parity(const convsel_record *r)
 {
-    char key[256];
-    convsel_problem problem = r->problem;
-    problem.name[0] = '\0';
-    convsel_problem_format(&problem, key, sizeof key);
-    uint32_t h = 2166136261u;
-    for (const char *c = key; *c; c++)
-        h = (h ^ (uint8_t)*c) * 16777619u;
-    return (h ^ (uint32_t)r->threads) & 1u;
+    char shape[CONVSEL_KEY_MAX], key[CONVSEL_KEY_MAX + 16];
+    convsel_shape_key(&r->problem, shape, sizeof shape);
+    snprintf(key, sizeof key, "%s/t%d", shape, r->threads);
+    return (size_t)(convsel_hash_str(key) & 1u);
 }
 
 static double paired_shift(const convsel_model *source, const convsel_dataset *samples, const convsel_dataset *test,
