@@ -736,6 +736,17 @@ convsel_status convsel_select(const convsel_network *network, const convsel_sele
                               const convsel_cost_source *costs, convsel_plan **plan);
 
 /*
+ * What a plan costs under another cost source (a plan made from the model,
+ * priced by measurement, say): its layers' convolutions into *conv_ms and its
+ * reorders into *reorder_ms, by the selector's own rules (the connected
+ * layers' reorders, the boundary layout's entry and exit reorders). A reorder
+ * the source cannot price counts 0, as in selection; a convolution it cannot
+ * price fails the call with NOT_APPLICABLE naming the layer.
+ */
+convsel_status convsel_plan_price(const convsel_plan *plan, const convsel_cost_source *costs, double *conv_ms,
+                                  double *reorder_ms);
+
+/*
  * A cost source that measures: every applicable primitive of a layer timed
  * interleaved (convsel_measure_problem) on first request, reorders timed on
  * first request; both cached. This is exhaustive profiling — the oracle.
@@ -795,6 +806,14 @@ convsel_status convsel_runner_run(convsel_runner *runner);
 void convsel_runner_destroy(convsel_runner *runner);
 /* Number of reorders one pass executes. */
 size_t convsel_runner_reorder_count(const convsel_runner *runner);
+/* Where the time goes inside the network: with on, every later pass also
+ * times each layer's convolution and the reorders charged to it (those into
+ * it, and the last layer's and an unconnected layer's exit reorder), and
+ * convsel_runner_layer_ms gives the median over those passes (NOT_FOUND
+ * before any). Turning it on or off forgets earlier passes. */
+void convsel_runner_time_layers(convsel_runner *runner, int on);
+convsel_status convsel_runner_layer_ms(const convsel_runner *runner, size_t layer, double *conv_ms,
+                                       double *reorder_ms);
 
 /* ---------------------------------------------------------------- model */
 

@@ -13,6 +13,7 @@ struct step {
     convsel_reorder *reorder;
     const float *in;
     float *out;
+    size_t layer; /* the plan layer it belongs to (a reorder: the layer it feeds, or the last one's exit) */
 };
 
 struct convsel_runner {
@@ -21,6 +22,11 @@ struct convsel_runner {
     float **buffers; /* every buffer the runner owns */
     size_t n_buffers, cap_buffers;
     int threads;
+    size_t n_layers;
+    /* convsel_runner_time_layers: every step's time of every run, run-major. */
+    int timing;
+    double *step_ms;
+    size_t n_runs, cap_runs;
 };
 
 static float *runner_buffer(convsel_runner *r, size_t elems)
@@ -72,6 +78,7 @@ static convsel_status random_activation(convsel_runner *r, int64_t mb, int64_t c
 
 static convsel_status push_step(convsel_runner *r, size_t *cap, struct step step)
 {
+    step.layer = r->n_layers ? r->n_layers - 1 : 0;
     if (r->n_steps == *cap) {
         size_t grown_cap = *cap ? 2 * *cap : 64;
         struct step *grown = realloc(r->steps, grown_cap * sizeof *grown);
@@ -90,7 +97,7 @@ static convsel_status push_step(convsel_runner *r, size_t *cap, struct step step
 static convsel_status push_reorder(convsel_runner *r, size_t *cap, int64_t mb, int64_t c, int64_t h, int64_t w,
                                    convsel_layout from, convsel_layout to, const float *in, float **out)
 {
-    struct step step = {STEP_REORDER, NULL, NULL, in, NULL};
+    struct step step = {STEP_REORDER, NULL, NULL, in, NULL, 0};
     step.out = runner_buffer(r, convsel_layout_elems(to, mb, c, h, w));
     if (!step.out)
         return convsel_error(CONVSEL_OUT_OF_MEMORY, "out of memory for activations");
@@ -120,6 +127,9 @@ convsel_status convsel_runner_create(const convsel_plan *plan, uint64_t seed, co
     float *prev_out = NULL;
     for (size_t i = 0; i < plan->n_layers && st == CONVSEL_OK; i++) {
         const convsel_plan_layer *l = &plan->layers[i];
+        /* Steps pushed from here on are layer i's, except the exit reorder
+         * of layer i - 1 below, which is that layer's. */
+        r->n_layers = i + 1;
         const convsel_problem *p = &l->problem;
         size_t index;
         st = convsel_primitive_find(l->primitive, &index);
@@ -136,8 +146,10 @@ convsel_status convsel_runner_create(const convsel_plan *plan, uint64_t seed, co
             if (i > 0 && plan->layers[i - 1].dst_layout != boundary) {
                 const convsel_problem *q = &plan->layers[i - 1].problem;
                 float *exit_buf;
+                r->n_layers = i;
                 st = push_reorder(r, &cap, q->mb, q->oc, q->oh, q->ow, plan->layers[i - 1].dst_layout, boundary,
                                   prev_out, &exit_buf);
+                r->n_layers = i + 1;
                 if (st != CONVSEL_OK)
                     break;
             }
@@ -154,7 +166,7 @@ convsel_status convsel_runner_create(const convsel_plan *plan, uint64_t seed, co
         if (st != CONVSEL_OK)
             break;
 
-        struct step step = {STEP_CONV, NULL, NULL, in, NULL};
+        struct step step = {STEP_CONV, NULL, NULL, in, NULL, 0};
         size_t wn = convsel_problem_weights_elems(p);
         float *weights = convsel_alloc(wn * sizeof(float));
         if (!weights) {
@@ -209,13 +221,73 @@ convsel_status convsel_runner_run(convsel_runner *r)
     if (!r)
         return convsel_error(CONVSEL_INVALID_ARGUMENT, "runner is NULL");
     convsel_threads_set(r->threads);
+    double *times = NULL;
+    if (r->timing) {
+        if (r->n_runs == r->cap_runs) {
+            size_t cap = r->cap_runs ? 2 * r->cap_runs : 64;
+            double *grown = realloc(r->step_ms, cap * r->n_steps * sizeof *grown);
+            if (!grown)
+                return convsel_error(CONVSEL_OUT_OF_MEMORY, "out of memory for layer times");
+            r->step_ms = grown;
+            r->cap_runs = cap;
+        }
+        times = r->step_ms + r->n_runs * r->n_steps;
+    }
+    double t0 = times ? convsel_now() : 0.0;
     for (size_t i = 0; i < r->n_steps; i++) {
         const struct step *s = &r->steps[i];
         convsel_status st = s->kind == STEP_CONV ? convsel_instance_run(s->conv, s->in, s->out)
                                                  : convsel_reorder_run(s->reorder, s->in, s->out);
         if (st != CONVSEL_OK)
             return st;
+        if (times) {
+            double t1 = convsel_now();
+            times[i] = (t1 - t0) * 1e3;
+            t0 = t1;
+        }
     }
+    if (times)
+        r->n_runs++;
+    return CONVSEL_OK;
+}
+
+void convsel_runner_time_layers(convsel_runner *r, int on)
+{
+    if (!r)
+        return;
+    r->timing = on != 0;
+    r->n_runs = 0;
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+convsel_status convsel_runner_layer_ms(const convsel_runner *r, size_t layer, double *conv_ms, double *reorder_ms)
+{
+    if (!r || !conv_ms || !reorder_ms || layer >= r->n_layers)
+        return convsel_error(CONVSEL_INVALID_ARGUMENT, "convsel_runner_layer_ms: no layer %zu", layer + 1);
+    if (r->n_runs == 0)
+        return convsel_error(CONVSEL_NOT_FOUND, "convsel_runner_layer_ms: no timed runs (convsel_runner_time_layers)");
+    double *conv = malloc(2 * r->n_runs * sizeof *conv);
+    if (!conv)
+        return convsel_error(CONVSEL_OUT_OF_MEMORY, "out of memory");
+    double *reorder = conv + r->n_runs;
+    for (size_t k = 0; k < r->n_runs; k++) {
+        const double *times = r->step_ms + k * r->n_steps;
+        conv[k] = reorder[k] = 0.0;
+        for (size_t i = 0; i < r->n_steps; i++)
+            if (r->steps[i].layer == layer)
+                *(r->steps[i].kind == STEP_CONV ? &conv[k] : &reorder[k]) += times[i];
+    }
+    qsort(conv, r->n_runs, sizeof *conv, cmp_double);
+    qsort(reorder, r->n_runs, sizeof *reorder, cmp_double);
+    size_t m = r->n_runs / 2;
+    *conv_ms = r->n_runs % 2 ? conv[m] : 0.5 * (conv[m - 1] + conv[m]);
+    *reorder_ms = r->n_runs % 2 ? reorder[m] : 0.5 * (reorder[m - 1] + reorder[m]);
+    free(conv);
     return CONVSEL_OK;
 }
 
@@ -236,5 +308,6 @@ void convsel_runner_destroy(convsel_runner *r)
         convsel_free(r->buffers[i]);
     free(r->buffers);
     free(r->steps);
+    free(r->step_ms);
     free(r);
 }

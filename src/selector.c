@@ -620,3 +620,43 @@ done:
     free_choices(lines, n_lines);
     return st;
 }
+
+convsel_status convsel_plan_price(const convsel_plan *plan, const convsel_cost_source *costs, double *conv_ms,
+                                  double *reorder_ms)
+{
+    if (!plan || !costs || !conv_ms || !reorder_ms)
+        return convsel_error(CONVSEL_INVALID_ARGUMENT, "convsel_plan_price: missing arguments");
+    double conv = 0.0, reorder = 0.0;
+    convsel_layout boundary = plan->boundary_layout;
+    for (size_t i = 0; i < plan->n_layers; i++) {
+        const convsel_plan_layer *l = &plan->layers[i];
+        const convsel_problem *q = &l->problem;
+        size_t idx;
+        double ms;
+        convsel_status st = convsel_primitive_find(l->primitive, &idx);
+        if (st != CONVSEL_OK)
+            return st;
+        if ((st = costs->conv_ms(costs->ctx, q, plan->threads, idx, &ms)) != CONVSEL_OK)
+            return convsel_error(st,
+                                 "convsel_plan_price: layer %zu (%s): no cost for %s", i + 1, q->name, l->primitive);
+        conv += ms;
+        if (i == 0) {
+            reorder += reorder_cost(costs, q->mb, q->ic, q->ih, q->iw, boundary, l->src_layout, plan->threads);
+        } else {
+            const convsel_plan_layer *a = &plan->layers[i - 1];
+            const convsel_problem *p = &a->problem;
+            if (l->connected) {
+                reorder += reorder_cost(costs, q->mb, q->ic, q->ih, q->iw, a->dst_layout, l->src_layout,
+                                        plan->threads);
+            } else {
+                reorder += reorder_cost(costs, p->mb, p->oc, p->oh, p->ow, a->dst_layout, boundary, plan->threads);
+                reorder += reorder_cost(costs, q->mb, q->ic, q->ih, q->iw, boundary, l->src_layout, plan->threads);
+            }
+        }
+        if (i + 1 == plan->n_layers)
+            reorder += reorder_cost(costs, q->mb, q->oc, q->oh, q->ow, l->dst_layout, boundary, plan->threads);
+    }
+    *conv_ms = conv;
+    *reorder_ms = reorder;
+    return CONVSEL_OK;
+}

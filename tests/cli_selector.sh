@@ -88,6 +88,34 @@ if not kept.startswith("plan without"):
     same = r["onednn_auto_ms"] if kept == "oneDNN alone" else r["plan_ms"]
     assert r["checked_ms"] == same, (r["checked_ms"], same)
 PY
+# --plans DIR: every timed plan, loadable and runnable, with a row per layer
+# in its .layers.csv naming that plan's primitive; the JSON prices each plan
+# by the oracle's measurements, its reorders included.
+mkdir -p "$tmp/plans"
+expect_rc 0 compare --net "$tmp/tiny.txt" --verify 2 --check --check-time 0.1 --max-time 0.3 --profile-time 0.02 \
+    --plans "$tmp/plans" --json
+python3 - "$tmp/out" "$tmp/plans" <<'PY' || fail "compare --plans: $(cat "$tmp/out"; ls "$tmp/plans")"
+import csv, json, os, sys
+r = json.load(open(sys.argv[1]))
+d = sys.argv[2]
+for name in ("model", "onednn_auto", "single_best", "oracle", "verified", "checked"):
+    plan = json.load(open(os.path.join(d, name + ".plan.json")))
+    rows = list(csv.DictReader(open(os.path.join(d, name + ".layers.csv"))))
+    assert len(rows) == len(plan["layers"]) == 6, (name, len(rows))
+    for row, layer in zip(rows, plan["layers"]):
+        assert row["primitive"] == layer["primitive"], (name, row, layer["primitive"])
+        assert float(row["network_conv_ms"]) > 0 and float(row["alone_conv_ms"]) > 0, (name, row)
+        assert float(row["network_reorder_ms"]) >= 0, (name, row)
+for p in ("plan", "oracle", "verified", "checked"):
+    assert r[p + "_measured_conv_ms"] > 0 and r[p + "_measured_reorder_ms"] >= 0, p
+# The oracle is the plan the measurements make: priced by them, it is its own total.
+oracle = json.load(open(os.path.join(d, "oracle.plan.json")))
+# (the JSON prints 4 decimals)
+assert abs(r["oracle_measured_conv_ms"] + r["oracle_measured_reorder_ms"] - oracle["total_ms"]) < 2e-4 + 1e-3 * oracle["total_ms"]
+PY
+expect_rc 0 run --net "$tmp/tiny.txt" --plan "$tmp/plans/verified.plan.json" --max-time 0.1
+expect_rc 1 compare --net "$tmp/tiny.txt" --max-time 0.1 --profile-time 0.02 --plans "$tmp/no/such/dir"
+grep -q "no/such/dir" "$tmp/err" || fail "an unwritable --plans DIR not named: $(cat "$tmp/err")"
 expect_rc 0 compare --net "$tmp/tiny.txt" --verify 2 --check --check-time 0.1 --max-time 0.3 --profile-time 0.02
 grep -Eq "^checked plan .*= (model plan|verified plan|onednn_auto|plan without the [a-z]+ family)$" "$tmp/out" ||
     fail "compare --check names no row its plan copies: $(cat "$tmp/out")"

@@ -40,8 +40,9 @@ static convsel_status syn_conv(void *ctx, const convsel_problem *p, int threads,
 {
     const struct synthetic *s = ctx;
     char desc[256];
-    convsel_problem q = *p;
+    convsel_problem q = *p; /* a cost is the shape's: neither name nor repeat count */
     q.name[0] = '\0';
+    q.repeat = 1;
     convsel_problem_format(&q, desc, sizeof desc);
     uint64_t h = mix(hash_str(desc, s->seed) ^ (prim * 0x9e37ull) ^ (uint64_t)threads);
     *ms = 0.1 + (double)(h % 1000) / 100.0;
@@ -77,34 +78,47 @@ struct option_set {
     size_t n;
 };
 
-/* The documented network model, evaluated directly for one assignment. */
+/* The documented network model, evaluated directly for one assignment:
+ * layer i runs prim[i], reading src[i] and writing dst[i]. */
+static double assignment_cost(const struct synthetic *s, const convsel_problem *layers, size_t n, const size_t *prim,
+                              const convsel_layout *src, const convsel_layout *dst, convsel_layout boundary)
+{
+    double total = 0.0;
+    for (size_t i = 0; i < n; i++) {
+        double ms;
+        syn_conv((void *)s, &layers[i], 1, prim[i], &ms);
+        total += ms;
+        int connected = i > 0 && layers[i - 1].mb == layers[i].mb && layers[i - 1].oc == layers[i].ic &&
+                        layers[i - 1].oh == layers[i].ih && layers[i - 1].ow == layers[i].iw;
+        if (i == 0) {
+            total += reorder(s, &layers[i], 0, boundary, src[i]);
+        } else if (connected) {
+            total += reorder(s, &layers[i], 0, dst[i - 1], src[i]);
+        } else {
+            total += reorder(s, &layers[i - 1], 1, dst[i - 1], boundary);
+            total += reorder(s, &layers[i], 0, boundary, src[i]);
+        }
+        if (i + 1 == n)
+            total += reorder(s, &layers[i], 1, dst[i], boundary);
+    }
+    return total;
+}
+
+/* The cheapest of every assignment and boundary layout. */
 static double brute_force(const struct synthetic *s, convsel_problem *layers, size_t n, struct option_set *opts)
 {
     double best = DBL_MAX;
-    size_t idx[8] = {0};
+    size_t idx[8] = {0}, prim[8];
+    convsel_layout src[8], dst[8];
     for (int b = 0; b < CONVSEL_LAYOUT_COUNT; b++) {
-        convsel_layout boundary = (convsel_layout)b;
         memset(idx, 0, sizeof idx);
         for (;;) {
-            double total = 0.0;
             for (size_t i = 0; i < n; i++) {
-                const struct option_set *o = &opts[i];
-                double ms;
-                syn_conv((void *)s, &layers[i], 1, o->prim[idx[i]], &ms);
-                total += ms;
-                int connected = i > 0 && layers[i - 1].mb == layers[i].mb && layers[i - 1].oc == layers[i].ic &&
-                                layers[i - 1].oh == layers[i].ih && layers[i - 1].ow == layers[i].iw;
-                if (i == 0) {
-                    total += reorder(s, &layers[i], 0, boundary, o->src[idx[i]]);
-                } else if (connected) {
-                    total += reorder(s, &layers[i], 0, opts[i - 1].dst[idx[i - 1]], o->src[idx[i]]);
-                } else {
-                    total += reorder(s, &layers[i - 1], 1, opts[i - 1].dst[idx[i - 1]], boundary);
-                    total += reorder(s, &layers[i], 0, boundary, o->src[idx[i]]);
-                }
-                if (i + 1 == n)
-                    total += reorder(s, &layers[i], 1, o->dst[idx[i]], boundary);
+                prim[i] = opts[i].prim[idx[i]];
+                src[i] = opts[i].src[idx[i]];
+                dst[i] = opts[i].dst[idx[i]];
             }
+            double total = assignment_cost(s, layers, n, prim, src, dst, (convsel_layout)b);
             if (total < best)
                 best = total;
             size_t k = 0;
@@ -134,8 +148,35 @@ static convsel_network *write_network(const char *text)
     return net;
 }
 
+/* The runner's per-layer times: none before timing is on; then every layer
+ * has a convolution time, and a reorder time exactly where the plan moves a
+ * tensor between layouts for it (into it, or out of it at an unconnected
+ * boundary or the network's end). */
+static void check_layer_times(const convsel_plan *plan, convsel_runner *runner)
+{
+    double conv, reorder;
+    CHECK_EQ(convsel_runner_layer_ms(runner, 0, &conv, &reorder), CONVSEL_NOT_FOUND);
+    convsel_runner_time_layers(runner, 1);
+    for (int r = 0; r < 3; r++)
+        CHECK_EQ(convsel_runner_run(runner), CONVSEL_OK);
+    size_t n = plan->n_layers;
+    for (size_t i = 0; i < n; i++) {
+        const convsel_plan_layer *l = &plan->layers[i];
+        convsel_layout in = i == 0 || !l->connected ? plan->boundary_layout : plan->layers[i - 1].dst_layout;
+        int exits = i + 1 == n || !plan->layers[i + 1].connected;
+        int moves = in != l->src_layout || (exits && l->dst_layout != plan->boundary_layout);
+        CHECK_EQ(convsel_runner_layer_ms(runner, i, &conv, &reorder), CONVSEL_OK);
+        CHECK_MSG(conv > 0.0, "layer %zu: convolution time %g", i + 1, conv);
+        CHECK_MSG((reorder > 0.0) == moves, "layer %zu: reorder time %g, layout changes %d", i + 1, reorder, moves);
+    }
+    CHECK_EQ(convsel_runner_layer_ms(runner, n, &conv, &reorder), CONVSEL_INVALID_ARGUMENT);
+    convsel_runner_time_layers(runner, 0);
+    CHECK_EQ(convsel_runner_layer_ms(runner, 0, &conv, &reorder), CONVSEL_NOT_FOUND);
+}
+
 static void test_dp_against_brute_force(void)
 {
+    size_t reorders_seen = 0;
     /* Connected pairs, a broken connection, a repeat, a 1x1 layer. */
     const char *nets[] = {
         "mb1ic8ih10oc16oh10kh3ph1n\"a\"\nmb1ic16ih10oc16oh10kh1ph0n\"b\"\nmb1ic16ih10oc8oh10kh3ph1n\"c\"\n",
@@ -192,10 +233,46 @@ static void test_dp_against_brute_force(void)
             for (size_t i = 0; i < n; i++)
                 if (plan->layers[i].runner_up[0])
                     CHECK(plan->layers[i].runner_up_margin_ms >= -1e-9);
+            /* Priced again by the costs that made it, the plan costs what it
+             * said; priced by other costs, what the network model says its
+             * assignment costs there. */
+            double conv_ms = -1.0, reorder_ms = -1.0;
+            CHECK_EQ(convsel_plan_price(plan, &src, &conv_ms, &reorder_ms), CONVSEL_OK);
+            CHECK_NEAR(conv_ms + reorder_ms, plan->total_ms, 1e-9);
+            CHECK_NEAR(reorder_ms, plan->reorder_ms, 1e-9);
+            struct synthetic other = {seed * 1000 + t + 77};
+            convsel_cost_source other_src = {syn_conv, syn_reorder, &other, "other", NULL, CONVSEL_STAT_MEDIAN};
+            size_t prim[8];
+            convsel_layout lsrc[8], ldst[8];
+            for (size_t i = 0; i < n; i++) {
+                CHECK_EQ(convsel_primitive_find(plan->layers[i].primitive, &prim[i]), CONVSEL_OK);
+                lsrc[i] = plan->layers[i].src_layout;
+                ldst[i] = plan->layers[i].dst_layout;
+            }
+            CHECK_EQ(convsel_plan_price(plan, &other_src, &conv_ms, &reorder_ms), CONVSEL_OK);
+            CHECK_NEAR(conv_ms + reorder_ms, assignment_cost(&other, layers, n, prim, lsrc, ldst, plan->boundary_layout),
+                       1e-9);
+            /* Run, the plan's reorders show where it says they are. */
+            convsel_runner *runner = NULL;
+            CHECK_EQ(convsel_runner_create(plan, 1, &runner), CONVSEL_OK);
+            if (runner) {
+                check_layer_times(plan, runner);
+                reorders_seen += convsel_runner_reorder_count(runner);
+            }
+            convsel_runner_destroy(runner);
             convsel_plan_destroy(plan);
             convsel_network_destroy(net);
         }
     }
+    /* The random reorder costs leave some reorders in some plans, so the
+     * reorder-time check above has had both kinds of layer. */
+    CHECK(reorders_seen > 0);
+}
+
+static convsel_status none_conv(void *ctx, const convsel_problem *p, int threads, size_t prim, double *ms)
+{
+    (void)ctx, (void)p, (void)threads, (void)prim, (void)ms;
+    return CONVSEL_NOT_APPLICABLE;
 }
 
 static void test_exclusions_and_errors(void)
@@ -258,10 +335,22 @@ static void test_exclusions_and_errors(void)
                 CHECK_EQ(back->layers[i].connected, plan->layers[i].connected);
                 CHECK(memcmp(&back->layers[i].problem, &plan->layers[i].problem, sizeof(convsel_problem)) == 0);
             }
+            /* A loaded plan prices as the plan it was saved from. */
+            double c1, r1, c2, r2;
+            CHECK_EQ(convsel_plan_price(plan, &src, &c1, &r1), CONVSEL_OK);
+            CHECK_EQ(convsel_plan_price(back, &src, &c2, &r2), CONVSEL_OK);
+            CHECK_NEAR(c1 + r1, c2 + r2, 1e-9);
+            /* A cost source without this layer's primitive: the layer is named. */
+            convsel_cost_source none = {none_conv, syn_reorder, &syn, "none", NULL, CONVSEL_STAT_MEDIAN};
+            CHECK_EQ(convsel_plan_price(back, &none, &c1, &r1), CONVSEL_NOT_APPLICABLE);
+            CHECK(strstr(convsel_last_error(), "layer 1 (x)") != NULL);
+            CHECK_EQ(convsel_plan_price(NULL, &src, &c1, &r1), CONVSEL_INVALID_ARGUMENT);
             convsel_runner *runner = NULL;
             CHECK_EQ(convsel_runner_create(back, 1, &runner), CONVSEL_OK);
-            if (runner)
+            if (runner) {
                 CHECK_EQ(convsel_runner_run(runner), CONVSEL_OK);
+                check_layer_times(back, runner);
+            }
             convsel_runner_destroy(runner);
             convsel_plan_destroy(back);
         }

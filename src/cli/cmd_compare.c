@@ -16,7 +16,7 @@ static void usage(FILE *out)
     fprintf(out,
             "usage: convsel compare --net FILE [--mb N] [--threads N] [--model M] [--verify K]\n"
             "                       [--check] [--check-time S] [--max-time S]\n"
-            "                       [--profile-time S] [--json]\n"
+            "                       [--profile-time S] [--plans DIR] [--json]\n"
             "\n"
             "Times, interleaved in one process, the network run with (a) the model's plan,\n"
             "(b) onednn_auto on every layer, (c) the best single primitive on every layer and\n"
@@ -34,8 +34,13 @@ static void usage(FILE *out)
             "  --check-time S    seconds of --check's end-to-end timing (default 2)\n"
             "  --max-time S      seconds of interleaved end-to-end timing (default 5)\n"
             "  --profile-time S  time cap per layer of the oracle's profiling (default 1)\n"
+            "  --plans DIR       also write every plan timed (model, onednn_auto, single_best,\n"
+            "                    oracle, verified, checked) into DIR as NAME.plan.json, and\n"
+            "                    NAME.layers.csv: each layer's predicted, measured (alone) and\n"
+            "                    in-network time (the median over the end-to-end runs)\n"
             "  --json            print plan_ms, onednn_auto_ms, single_best_ms, single_best, oracle_ms,\n"
-            "                    select_ms, oracle_profile_s, ...\n");
+            "                    select_ms, oracle_profile_s, ...; each plan priced by the oracle's\n"
+            "                    measurements too (*_measured_conv_ms, *_measured_reorder_ms)\n");
 }
 
 static convsel_status run_network(void *ctx)
@@ -61,23 +66,60 @@ static convsel_status single_plan(const convsel_network *net, int threads, size_
     return st;
 }
 
-/* The model's plan priced with measured costs (what it really costs). */
-static double measured_total(const convsel_plan *plan, const convsel_cost_source *measured)
+static const char *const plan_files[] = {"model", "onednn_auto", "single_best", "oracle", "verified", "checked"};
+
+/* PLAN's layers, one row each: the costs it was chosen by, the oracle's
+ * measurement of its primitive there (the layer alone), and what the layer
+ * took inside the network (RUNNER's timed passes). */
+static int write_layers(const char *path, const convsel_plan *plan, const convsel_runner *runner,
+                        const convsel_cost_source *measured)
 {
-    double total = 0.0, ms;
-    for (size_t i = 0; i < plan->n_layers; i++) {
-        const convsel_plan_layer *l = &plan->layers[i];
-        size_t idx;
-        if (convsel_primitive_find(l->primitive, &idx) == CONVSEL_OK &&
-            measured->conv_ms(measured->ctx, &l->problem, plan->threads, idx, &ms) == CONVSEL_OK)
-            total += ms;
+    FILE *f = fopen(path, "w");
+    if (!f) {
+        fprintf(stderr, "convsel compare: cannot write %s\n", path);
+        return CLI_FAIL;
     }
-    return total;
+    fprintf(f, "layer,name,primitive,src_layout,dst_layout,predicted_conv_ms,predicted_reorder_ms,"
+               "alone_conv_ms,network_conv_ms,network_reorder_ms\n");
+    convsel_status st = CONVSEL_OK;
+    for (size_t i = 0; i < plan->n_layers && st == CONVSEL_OK; i++) {
+        const convsel_plan_layer *l = &plan->layers[i];
+        double alone = -1.0, conv = 0.0, reorder = 0.0;
+        size_t idx;
+        if (convsel_primitive_find(l->primitive, &idx) != CONVSEL_OK ||
+            measured->conv_ms(measured->ctx, &l->problem, plan->threads, idx, &alone) != CONVSEL_OK)
+            alone = -1.0;
+        st = convsel_runner_layer_ms(runner, i, &conv, &reorder);
+        fprintf(f, "%zu,%s,%s,%s,%s,%.6f,%.6f,%.6f,%.6f,%.6f\n", i + 1, l->problem.name, l->primitive,
+                convsel_layout_name(l->src_layout), convsel_layout_name(l->dst_layout), l->conv_ms,
+                l->reorder_in_ms + l->reorder_out_ms, alone, conv, reorder);
+    }
+    if (st != CONVSEL_OK) {
+        fclose(f);
+        return cli_fail("compare", st);
+    }
+    if (fclose(f) != 0) {
+        fprintf(stderr, "convsel compare: cannot write %s\n", path);
+        return CLI_FAIL;
+    }
+    return CLI_OK;
+}
+
+/* A plan priced by the oracle's measurements (what it really costs, layer by
+ * layer): JSON keys PREFIX_measured_conv_ms and PREFIX_measured_reorder_ms,
+ * and the costs the plan was chosen by (PREFIX_predicted_reorder_ms). */
+static void print_priced(const char *prefix, const convsel_plan *plan, const convsel_cost_source *measured)
+{
+    double conv = 0.0, reorder = 0.0;
+    if (convsel_plan_price(plan, measured, &conv, &reorder) != CONVSEL_OK)
+        conv = reorder = -1.0; /* a layer the oracle could not time: not priced */
+    printf(", \"%s_measured_conv_ms\": %.4f, \"%s_measured_reorder_ms\": %.4f, \"%s_predicted_reorder_ms\": %.4f",
+           prefix, conv, prefix, reorder, prefix, plan->reorder_ms);
 }
 
 int cmd_compare(int argc, char **argv)
 {
-    const char *net_file = NULL, *model_file = NULL, *v;
+    const char *net_file = NULL, *model_file = NULL, *plans_dir = NULL, *v;
     long mb = 0, threads = 1, verify = 0;
     double max_time = 5.0, profile_time = 1.0, check_time = 2.0;
     int check = 0;
@@ -116,6 +158,9 @@ int cmd_compare(int argc, char **argv)
         } else if (!strcmp(argv[i], "--profile-time")) {
             if (!(v = cli_value("compare", argc, argv, &i)) ||
                 !cli_parse_double("compare", "--profile-time", v, 0.01, 600.0, &profile_time))
+                return CLI_USAGE;
+        } else if (!strcmp(argv[i], "--plans")) {
+            if (!(plans_dir = cli_value("compare", argc, argv, &i)))
                 return CLI_USAGE;
         } else if (!strcmp(argv[i], "--json")) {
             json = 1;
@@ -249,6 +294,8 @@ int cmd_compare(int argc, char **argv)
             goto fail;
         fns[j] = run_network;
         ctxs[j] = runners[k];
+        if (plans_dir)
+            convsel_runner_time_layers(runners[k], 1);
     }
     convsel_timing_options eopts;
     convsel_timing_options_default(&eopts);
@@ -265,7 +312,20 @@ int cmd_compare(int argc, char **argv)
         timed[n_timed++] = CHECKED;
     }
 
-    double plan_measured = measured_total(plans[PLAN], &measured_costs);
+    double plan_measured = 0.0, plan_measured_reorders = 0.0;
+    if (convsel_plan_price(plans[PLAN], &measured_costs, &plan_measured, &plan_measured_reorders) != CONVSEL_OK)
+        plan_measured = -1.0;
+    for (int j = 0; plans_dir && j < n_timed; j++) {
+        int k = timed[j];
+        char path[4096];
+        snprintf(path, sizeof path, "%s/%s.plan.json", plans_dir, plan_files[k]);
+        if ((st = convsel_plan_save(plans[k], path)) != CONVSEL_OK)
+            goto fail;
+        /* The checked plan copies a row: that row's runner timed it. */
+        snprintf(path, sizeof path, "%s/%s.layers.csv", plans_dir, plan_files[k]);
+        if ((rc = write_layers(path, plans[k], runners[k == CHECKED ? checked_as : k], &measured_costs)) != CLI_OK)
+            goto done;
+    }
     double speedup = timings[AUTO].median_ms / timings[PLAN].median_ms;
     double gap = timings[PLAN].median_ms / timings[ORACLE].median_ms - 1.0;
     if (json) {
@@ -278,6 +338,8 @@ int cmd_compare(int argc, char **argv)
                timings[PLAN].median_ms, timings[AUTO].median_ms, timings[SINGLE].median_ms, single_name,
                timings[ORACLE].median_ms, select_ms, oracle_profile_s, speedup, gap, plans[PLAN]->total_ms,
                plan_measured, convsel_model_id(model));
+        print_priced("plan", plans[PLAN], &measured_costs);
+        print_priced("oracle", plans[ORACLE], &measured_costs);
         if (verify)
             printf(", \"verify_k\": %ld, \"verified_ms\": %.4f, \"verified_select_ms\": %.4f, "
                    "\"verified_layers\": %zu, \"verify_s\": %.3f, \"verified_vs_oracle\": %.4f, "
@@ -285,6 +347,8 @@ int cmd_compare(int argc, char **argv)
                    verify, timings[VERIFIED].median_ms, verified_select_ms, plans[VERIFIED]->verified_layers,
                    plans[VERIFIED]->verify_s, timings[VERIFIED].median_ms / timings[ORACLE].median_ms - 1.0,
                    timings[AUTO].median_ms / timings[VERIFIED].median_ms);
+        if (verify)
+            print_priced("verified", plans[VERIFIED], &measured_costs);
         if (check) {
             printf(", \"checked_ms\": %.4f, \"checked_select_ms\": %.4f, \"check_s\": %.3f, \"check_kept\": \"%s\", "
                    "\"check_model_plan_ms\": %.4f, \"check_verified_ms\": %.4f, \"check_onednn_alone_ms\": %.4f, "
@@ -296,6 +360,7 @@ int cmd_compare(int argc, char **argv)
             for (size_t a = 0; a < check_report.n_without; a++)
                 printf("%s\"%s\": %.4f", a ? ", " : "", check_report.without[a].family, check_report.without[a].ms);
             printf("}");
+            print_priced("checked", plans[CHECKED], &measured_costs);
         }
         printf("}\n");
     } else {
