@@ -56,6 +56,15 @@ int convsel_select_allowed(size_t i, const convsel_problem *p, const convsel_sel
  * such a candidate only where a layer has no other. */
 int convsel_select_runs_naive(size_t i, const convsel_problem *p, int threads);
 
+/* --verify: at most this many candidates measured per layer (the CLI's
+ * bound), and the margin by which a measured candidate must beat the model's
+ * choice (timed with it) to replace it. convsel_verify_keeps: whether a
+ * measured candidate stays a candidate (the model's choice always does; with
+ * model_choice_ms not positive, everything does). */
+#define CONVSEL_VERIFY_MAX_K 64 /* the model plan's choice may add one more */
+#define CONVSEL_VERIFY_SWITCH_MARGIN 0.05
+int convsel_verify_keeps(double model_choice_ms, int is_model_choice, double ms);
+
 /* The cache sizes a fingerprint records (fingerprint.c): L1d and L2 per core,
  * L3 the sum over the distinct L3 instances of the CPUs in a set. */
 typedef struct convsel_caches {

@@ -68,6 +68,20 @@ static convsel_status add_entry(struct verified_costs *vc, const convsel_problem
     return CONVSEL_OK;
 }
 
+/* Declared in internal.h. A candidate timed alone is not the candidate
+ * inside a network: there its weights come from memory and its input from
+ * the layer before, and a kernel that wins a near tie alone can lose by 2x in
+ * place (direct_simd on ResNet-50's 1024->256 1x1 layers on the 16-core Xeon
+ * server: 0.62-0.90 ms alone, 1.28-1.54 ms in the network, in three runs;
+ * docs/selection.md). So the model's choice stands unless a candidate was
+ * measured clearly faster: by more than CONVSEL_VERIFY_SWITCH_MARGIN. */
+int convsel_verify_keeps(double model_choice_ms, int is_model_choice, double ms)
+{
+    if (is_model_choice || !(model_choice_ms > 0.0))
+        return 1; /* the model's choice, or nothing measured to hold it to */
+    return ms * (1.0 + CONVSEL_VERIFY_SWITCH_MARGIN) < model_choice_ms;
+}
+
 struct ranked {
     size_t primitive;
     double ms;
@@ -101,6 +115,12 @@ convsel_status convsel_select_verified(const convsel_network *network, const con
                             : convsel_error(CONVSEL_OUT_OF_MEMORY, "out of memory");
     size_t n_verified = 0;
     double t0 = convsel_now();
+    /* The model's own plan: on each layer its choice is the anchor that a
+     * measured candidate must beat by the margin (its choice, not merely its
+     * fastest prediction there, which the layouts around may have ruled out). */
+    convsel_plan *model_plan = NULL;
+    if (st == CONVSEL_OK)
+        st = convsel_select(network, &opts, costs, &model_plan);
     for (size_t l = 0; l < n_lines && st == CONVSEL_OK; l++) {
         const convsel_problem *p = convsel_network_layer(network, l);
         int done = 0;
@@ -127,22 +147,41 @@ convsel_status convsel_select_verified(const convsel_network *network, const con
         qsort(ranked, n, sizeof *ranked, cmp_ranked);
         if (ranked[1].ms / ranked[0].ms - 1.0 >= 2.0 * uncertainty)
             continue;
+        /* The top k, and the model plan's choice here where it ranks lower. */
+        size_t top = CONVSEL_MIN(CONVSEL_MIN(n, (size_t)k), (size_t)CONVSEL_VERIFY_MAX_K), anchor = np;
+        for (size_t i = 0; i < model_plan->n_layers && anchor == np; i++)
+            if (convsel_problem_same_shape(&model_plan->layers[i].problem, p) &&
+                convsel_primitive_find(model_plan->layers[i].primitive, &anchor) != CONVSEL_OK)
+                anchor = np;
+        for (size_t r = top; r < n && anchor < np; r++)
+            if (ranked[r].primitive == anchor) {
+                struct ranked a = ranked[r];
+                ranked[r] = ranked[top];
+                ranked[top++] = a;
+                break;
+            }
         memset(selected, 0, np);
-        size_t top = CONVSEL_MIN(n, (size_t)k);
         for (size_t r = 0; r < top; r++)
             selected[ranked[r].primitive] = 1;
         st = convsel_measure_problem(p, opts.threads, selected, timing, results);
+        /* The statistic the costs stand for (the one the model learnt), so
+         * that measured and predicted layers add up in the same units. */
+        double anchor_ms = 0.0;
+        if (anchor < np && results[anchor].applicable)
+            anchor_ms = convsel_statistic_pick(costs->statistic, results[anchor].timing.min_ms,
+                                               results[anchor].timing.p10_ms, results[anchor].timing.median_ms);
         for (size_t r = 0; r < top && st == CONVSEL_OK; r++) {
             const convsel_measurement *m = &results[ranked[r].primitive];
-            /* The statistic the costs stand for (the one the model learnt),
-             * so that measured and predicted layers add up in the same units. */
-            if (m->applicable)
-                st = add_entry(&vc, p, ranked[r].primitive, convsel_statistic_pick(costs->statistic, m->timing.min_ms, m->timing.p10_ms,
-                                                              m->timing.median_ms));
+            if (!m->applicable)
+                continue;
+            double ms = convsel_statistic_pick(costs->statistic, m->timing.min_ms, m->timing.p10_ms, m->timing.median_ms);
+            if (convsel_verify_keeps(anchor_ms, ranked[r].primitive == anchor, ms))
+                st = add_entry(&vc, p, ranked[r].primitive, ms);
         }
         verified_line[l] = 1;
         n_verified++;
     }
+    convsel_plan_destroy(model_plan);
     double spent = convsel_now() - t0;
     if (st == CONVSEL_OK) {
         convsel_cost_source wrapped = {verified_conv, verified_reorder, &vc, costs->id, NULL, costs->statistic};

@@ -15,6 +15,7 @@
 
 #include "check.h"
 #include "convsel.h"
+#include "internal.h"
 
 static uint64_t mix(uint64_t x)
 {
@@ -492,6 +493,22 @@ static convsel_timing_options quick_timing(void)
  * its choice is one of the K the model ranked best there (a candidate never
  * measured must not undercut the measured ones with a prediction). The
  * timings themselves are not checked. */
+/* --verify's switch rule: the model's choice always stays a candidate; another
+ * measured candidate only when it beats the model's choice by more than the
+ * margin; with the model's choice unmeasured, every measured one stays. */
+static void test_verify_keeps(void)
+{
+    const double m = CONVSEL_VERIFY_SWITCH_MARGIN;
+    CHECK(m > 0.0 && m < 0.5);
+    CHECK(convsel_verify_keeps(1.0, 1, 5.0));
+    CHECK(convsel_verify_keeps(1.0, 0, 1.0 / (1.0 + m) * 0.999));
+    CHECK(!convsel_verify_keeps(1.0, 0, 1.0 / (1.0 + m) * 1.001));
+    CHECK(!convsel_verify_keeps(1.0, 0, 0.99));
+    CHECK(!convsel_verify_keeps(1.0, 0, 1.0));
+    CHECK(!convsel_verify_keeps(1.0, 0, 2.0));
+    CHECK(convsel_verify_keeps(0.0, 0, 2.0));
+}
+
 static void test_verified_choices(void)
 {
     convsel_network *net = three_layers();
@@ -504,8 +521,10 @@ static void test_verified_choices(void)
     convsel_timing_options t = quick_timing();
     convsel_plan *plan = NULL;
     const int k = 2;
+    convsel_plan *model_plan = NULL;
+    CHECK_EQ(convsel_select(net, &o, &src, &model_plan), CONVSEL_OK);
     CHECK_EQ(convsel_select_verified(net, &o, &src, k, 100.0, &t, &plan), CONVSEL_OK);
-    if (plan) {
+    if (plan && model_plan) {
         CHECK_EQ(plan->verified_layers, 3);
         for (size_t i = 0; i < plan->n_layers; i++) {
             const convsel_problem *p = &plan->layers[i].problem;
@@ -523,10 +542,14 @@ static void test_verified_choices(void)
                 if (syn_conv(&syn, p, 1, q, &ms) == CONVSEL_OK && ms < mine)
                     better++;
             }
-            CHECK_MSG(better < k, "layer %zu: %s is predicted rank %d, beyond the %d measured", i,
-                      plan->layers[i].primitive, better + 1, k);
+            /* Measured: the top k, and the model plan's own choice here. */
+            int models_choice = !strcmp(plan->layers[i].primitive, model_plan->layers[i].primitive);
+            CHECK_MSG(better < k || models_choice,
+                      "layer %zu: %s is predicted rank %d, beyond the %d measured, and not the model plan's %s", i,
+                      plan->layers[i].primitive, better + 1, k, model_plan->layers[i].primitive);
         }
     }
+    convsel_plan_destroy(model_plan);
     convsel_plan_destroy(plan);
     convsel_network_destroy(net);
 }
@@ -711,6 +734,7 @@ static void test_naive_kernels(void)
 int main(void)
 {
     test_naive_kernels();
+    test_verify_keeps();
     test_verified_choices();
     test_checked_plan();
     test_layout_queries();
