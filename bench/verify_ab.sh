@@ -1,11 +1,11 @@
 #!/usr/bin/env bash
-# Two builds' --verify compared end to end, alternating, on ResNet-50 at batch 1:
+# Two builds' --verify compared end to end, alternating, on a network (NET=, default ResNet-50) at batch 1:
 #   bash bench/verify_ab.sh BUILD_A BUILD_B OUTDIR [ROUNDS] [MODEL...]
 # BUILD_A and BUILD_B are convsel executables (copies of two builds); for each round, model (default:
 # the shipped one), thread count (1, 2) and build, `convsel compare --verify 3 --check --plans DIR
 # --json` runs and one line is printed: the plan, verified, oracle and oneDNN-alone medians, verified
 # / model plan and verified / oracle (both timed in the same process), and --check's own timing of the
-# two. Each run's files are in OUTDIR/ROUND.MODEL.tT.BUILD/ (bench/plan_layers.py reads them).
+# two. Each run's files are in OUTDIR/ROUND.NET.MODEL.tT.BUILD/ (bench/plan_layers.py reads them).
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 a=${1:?usage: verify_ab.sh BUILD_A BUILD_B OUTDIR [ROUNDS] [MODEL...]}
@@ -14,17 +14,18 @@ out=${3:?}
 rounds=${4:-3}
 shift $(($# < 4 ? $# : 4))
 models=("$@")
+net=${NET:-networks/resnet_50.txt}
 ((${#models[@]})) || models=(models/default.msgpack)
 mkdir -p "$out"
 for ((rep = 1; rep <= rounds; rep++)); do
     for model in "${models[@]}"; do
         for t in 1 2; do
             for bin in "$a" "$b"; do
-                d=$out/$rep.$(basename "$model" .msgpack).t$t.$(basename "$bin")
+                d=$out/$rep.$(basename "$net" .txt).$(basename "$model" .msgpack).t$t.$(basename "$bin")
                 mkdir -p "$d"
-                "$bin" compare --net networks/resnet_50.txt --mb 1 --threads "$t" --model "$model" --verify 3 \
+                "$bin" compare --net "$net" --mb 1 --threads "$t" --model "$model" --verify 3 \
                     --check --plans "$d" --json >"$d/compare.json" 2>"$d/stderr.txt"
-                python3 - "$d/compare.json" "$rep $(basename "$model" .msgpack) t$t $(basename "$bin")" <<'PY'
+                python3 - "$d/compare.json" "$rep $(basename "$net" .txt) $(basename "$model" .msgpack) t$t $(basename "$bin")" <<'PY'
 import json, sys
 r = json.load(open(sys.argv[1]))
 print(f'{sys.argv[2]} plan {r["plan_ms"]:.2f} verified {r["verified_ms"]:.2f} oracle {r["oracle_ms"]:.2f} '

@@ -1071,9 +1071,13 @@ const convsel_reorder_model *convsel_model_reorders(const convsel_model *model);
  * convsel_select with measurement where the model cannot decide: for every
  * distinct layer whose two best predicted primitives are within the model's
  * uncertainty (relative gap below 2 × uncertainty, e.g. the model's log-space
- * validation RMSE), the top k predicted primitives are timed interleaved and
- * their measured times replace the predictions. plan->verified_layers and
- * plan->verify_s report how many layers needed it and the seconds spent.
+ * validation RMSE), the top k predicted primitives, and the primitive the
+ * model's own plan (convsel_select on costs) runs there, are timed
+ * interleaved and their measured times replace the predictions; a candidate
+ * other than the plan's choice stays only if it was measured more than 5%
+ * faster than that choice (a near tie timed alone can be a loss inside the
+ * network). plan->verified_layers and plan->verify_s report how many layers
+ * needed it and the seconds spent.
  */
 convsel_status convsel_select_verified(const convsel_network *network, const convsel_select_options *opts,
                                        const convsel_cost_source *costs, int k, double uncertainty,
