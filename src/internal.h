@@ -56,12 +56,10 @@ int convsel_select_allowed(size_t i, const convsel_problem *p, const convsel_sel
  * such a candidate only where a layer has no other. */
 int convsel_select_runs_naive(size_t i, const convsel_problem *p, int threads);
 
-/* --verify: at most this many candidates measured per layer (the CLI's
- * bound), and the margin by which a measured candidate must beat the model's
- * choice (timed with it) to replace it. convsel_verify_keeps: whether a
- * measured candidate stays a candidate (the model's choice always does; with
- * model_choice_ms not positive, everything does). */
-#define CONVSEL_VERIFY_MAX_K 64 /* the model plan's choice may add one more */
+/* --verify: the margin by which a measured candidate must beat the model
+ * plan's choice (timed with it) to replace it. convsel_verify_keeps: whether
+ * a measured candidate stays a candidate (the model's choice always does;
+ * with model_choice_ms not positive, everything does). */
 #define CONVSEL_VERIFY_SWITCH_MARGIN 0.05
 int convsel_verify_keeps(double model_choice_ms, int is_model_choice, double ms);
 

@@ -13,7 +13,7 @@ struct step {
     convsel_reorder *reorder;
     const float *in;
     float *out;
-    size_t layer; /* the plan layer it belongs to (a reorder: the layer it feeds, or the last one's exit) */
+    size_t layer; /* the plan layer it is charged to (a reorder: the layer it feeds, or the layer it exits) */
 };
 
 struct convsel_runner {
@@ -22,7 +22,7 @@ struct convsel_runner {
     float **buffers; /* every buffer the runner owns */
     size_t n_buffers, cap_buffers;
     int threads;
-    size_t n_layers;
+    size_t n_layers; /* the plan's */
     /* convsel_runner_time_layers: every step's time of every run, run-major. */
     int timing;
     double *step_ms;
@@ -78,7 +78,6 @@ static convsel_status random_activation(convsel_runner *r, int64_t mb, int64_t c
 
 static convsel_status push_step(convsel_runner *r, size_t *cap, struct step step)
 {
-    step.layer = r->n_layers ? r->n_layers - 1 : 0;
     if (r->n_steps == *cap) {
         size_t grown_cap = *cap ? 2 * *cap : 64;
         struct step *grown = realloc(r->steps, grown_cap * sizeof *grown);
@@ -93,11 +92,12 @@ static convsel_status push_step(convsel_runner *r, size_t *cap, struct step step
     return CONVSEL_OK;
 }
 
-/* Appends a reorder of in (layout from) into a new buffer in layout to. */
-static convsel_status push_reorder(convsel_runner *r, size_t *cap, int64_t mb, int64_t c, int64_t h, int64_t w,
-                                   convsel_layout from, convsel_layout to, const float *in, float **out)
+/* Appends a reorder of in (layout from) into a new buffer in layout to,
+ * charged to plan layer `layer`. */
+static convsel_status push_reorder(convsel_runner *r, size_t *cap, size_t layer, int64_t mb, int64_t c, int64_t h,
+                                   int64_t w, convsel_layout from, convsel_layout to, const float *in, float **out)
 {
-    struct step step = {STEP_REORDER, NULL, NULL, in, NULL, 0};
+    struct step step = {STEP_REORDER, NULL, NULL, in, NULL, layer};
     step.out = runner_buffer(r, convsel_layout_elems(to, mb, c, h, w));
     if (!step.out)
         return convsel_error(CONVSEL_OUT_OF_MEMORY, "out of memory for activations");
@@ -127,9 +127,6 @@ convsel_status convsel_runner_create(const convsel_plan *plan, uint64_t seed, co
     float *prev_out = NULL;
     for (size_t i = 0; i < plan->n_layers && st == CONVSEL_OK; i++) {
         const convsel_plan_layer *l = &plan->layers[i];
-        /* Steps pushed from here on are layer i's, except the exit reorder
-         * of layer i - 1 below, which is that layer's. */
-        r->n_layers = i + 1;
         const convsel_problem *p = &l->problem;
         size_t index;
         st = convsel_primitive_find(l->primitive, &index);
@@ -146,10 +143,8 @@ convsel_status convsel_runner_create(const convsel_plan *plan, uint64_t seed, co
             if (i > 0 && plan->layers[i - 1].dst_layout != boundary) {
                 const convsel_problem *q = &plan->layers[i - 1].problem;
                 float *exit_buf;
-                r->n_layers = i;
-                st = push_reorder(r, &cap, q->mb, q->oc, q->oh, q->ow, plan->layers[i - 1].dst_layout, boundary,
+                st = push_reorder(r, &cap, i - 1, q->mb, q->oc, q->oh, q->ow, plan->layers[i - 1].dst_layout, boundary,
                                   prev_out, &exit_buf);
-                r->n_layers = i + 1;
                 if (st != CONVSEL_OK)
                     break;
             }
@@ -160,13 +155,13 @@ convsel_status convsel_runner_create(const convsel_plan *plan, uint64_t seed, co
         }
         if (st == CONVSEL_OK && in_layout != l->src_layout) {
             float *moved = NULL;
-            st = push_reorder(r, &cap, p->mb, p->ic, p->ih, p->iw, in_layout, l->src_layout, in, &moved);
+            st = push_reorder(r, &cap, i, p->mb, p->ic, p->ih, p->iw, in_layout, l->src_layout, in, &moved);
             in = moved;
         }
         if (st != CONVSEL_OK)
             break;
 
-        struct step step = {STEP_CONV, NULL, NULL, in, NULL, 0};
+        struct step step = {STEP_CONV, NULL, NULL, in, NULL, i};
         size_t wn = convsel_problem_weights_elems(p);
         float *weights = convsel_alloc(wn * sizeof(float));
         if (!weights) {
@@ -204,10 +199,11 @@ convsel_status convsel_runner_create(const convsel_plan *plan, uint64_t seed, co
         const convsel_plan_layer *last = &plan->layers[plan->n_layers - 1];
         if (last->dst_layout != boundary) {
             float *exit_buf;
-            st = push_reorder(r, &cap, last->problem.mb, last->problem.oc, last->problem.oh, last->problem.ow,
-                              last->dst_layout, boundary, prev_out, &exit_buf);
+            st = push_reorder(r, &cap, plan->n_layers - 1, last->problem.mb, last->problem.oc, last->problem.oh,
+                              last->problem.ow, last->dst_layout, boundary, prev_out, &exit_buf);
         }
     }
+    r->n_layers = plan->n_layers;
     if (st != CONVSEL_OK) {
         convsel_runner_destroy(r);
         return st;

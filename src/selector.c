@@ -219,20 +219,29 @@ static int shapes_connect(const convsel_problem *prev, const convsel_problem *ne
     return prev->mb == next->mb && prev->oc == next->ic && prev->oh == next->ih && prev->ow == next->iw;
 }
 
-/* Cost of going from candidate a of layer i-1 to candidate b of layer i,
- * split into the part charged to layer i-1 (its exit) and to layer i. */
+/* Cost of going from layer p writing p_dst to layer q reading q_src, split
+ * into the part charged to p (its exit into the boundary layout, when q does
+ * not read p's output) and to q. */
+static void layer_transition(const convsel_cost_source *costs, const convsel_problem *p, convsel_layout p_dst,
+                             const convsel_problem *q, convsel_layout q_src, int connected, convsel_layout boundary,
+                             int threads, double *exit_ms, double *entry_ms)
+{
+    if (connected) {
+        *exit_ms = 0.0;
+        *entry_ms = reorder_cost(costs, q->mb, q->ic, q->ih, q->iw, p_dst, q_src, threads);
+    } else {
+        *exit_ms = reorder_cost(costs, p->mb, p->oc, p->oh, p->ow, p_dst, boundary, threads);
+        *entry_ms = reorder_cost(costs, q->mb, q->ic, q->ih, q->iw, boundary, q_src, threads);
+    }
+}
+
+/* layer_transition from candidate a of layer i-1 to candidate b of layer i. */
 static void transition(const convsel_cost_source *costs, const struct layer_choices *prev,
                        const struct candidate *a, const struct layer_choices *cur, const struct candidate *b,
                        convsel_layout boundary, int threads, double *exit_ms, double *entry_ms)
 {
-    const convsel_problem *p = prev->problem, *q = cur->problem;
-    if (cur->connected) {
-        *exit_ms = 0.0;
-        *entry_ms = reorder_cost(costs, q->mb, q->ic, q->ih, q->iw, a->dst, b->src, threads);
-    } else {
-        *exit_ms = reorder_cost(costs, p->mb, p->oc, p->oh, p->ow, a->dst, boundary, threads);
-        *entry_ms = reorder_cost(costs, q->mb, q->ic, q->ih, q->iw, boundary, b->src, threads);
-    }
+    layer_transition(costs, prev->problem, a->dst, cur->problem, b->src, cur->connected, boundary, threads, exit_ms,
+                     entry_ms);
 }
 
 /* best(i, c) of docs/selection.md for one boundary layout, into fwd (and the
@@ -644,14 +653,10 @@ convsel_status convsel_plan_price(const convsel_plan *plan, const convsel_cost_s
             reorder += reorder_cost(costs, q->mb, q->ic, q->ih, q->iw, boundary, l->src_layout, plan->threads);
         } else {
             const convsel_plan_layer *a = &plan->layers[i - 1];
-            const convsel_problem *p = &a->problem;
-            if (l->connected) {
-                reorder += reorder_cost(costs, q->mb, q->ic, q->ih, q->iw, a->dst_layout, l->src_layout,
-                                        plan->threads);
-            } else {
-                reorder += reorder_cost(costs, p->mb, p->oc, p->oh, p->ow, a->dst_layout, boundary, plan->threads);
-                reorder += reorder_cost(costs, q->mb, q->ic, q->ih, q->iw, boundary, l->src_layout, plan->threads);
-            }
+            double exit_ms, entry_ms;
+            layer_transition(costs, &a->problem, a->dst_layout, q, l->src_layout, l->connected, boundary,
+                             plan->threads, &exit_ms, &entry_ms);
+            reorder += exit_ms + entry_ms;
         }
         if (i + 1 == plan->n_layers)
             reorder += reorder_cost(costs, q->mb, q->oc, q->oh, q->ow, l->dst_layout, boundary, plan->threads);

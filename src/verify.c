@@ -148,11 +148,13 @@ convsel_status convsel_select_verified(const convsel_network *network, const con
         if (ranked[1].ms / ranked[0].ms - 1.0 >= 2.0 * uncertainty)
             continue;
         /* The top k, and the model plan's choice here where it ranks lower. */
-        size_t top = CONVSEL_MIN(CONVSEL_MIN(n, (size_t)k), (size_t)CONVSEL_VERIFY_MAX_K), anchor = np;
-        for (size_t i = 0; i < model_plan->n_layers && anchor == np; i++)
-            if (convsel_problem_same_shape(&model_plan->layers[i].problem, p) &&
-                convsel_primitive_find(model_plan->layers[i].primitive, &anchor) != CONVSEL_OK)
-                anchor = np;
+        size_t top = CONVSEL_MIN(n, (size_t)k), anchor = np;
+        for (size_t i = 0; i < model_plan->n_layers; i++)
+            if (convsel_problem_same_shape(&model_plan->layers[i].problem, p)) {
+                if (convsel_primitive_find(model_plan->layers[i].primitive, &anchor) != CONVSEL_OK)
+                    anchor = np;
+                break;
+            }
         for (size_t r = top; r < n && anchor < np; r++)
             if (ranked[r].primitive == anchor) {
                 struct ranked a = ranked[r];

@@ -106,15 +106,26 @@ static int write_layers(const char *path, const convsel_plan *plan, const convse
 }
 
 /* A plan priced by the oracle's measurements (what it really costs, layer by
- * layer): JSON keys PREFIX_measured_conv_ms and PREFIX_measured_reorder_ms,
- * and the costs the plan was chosen by (PREFIX_predicted_reorder_ms). */
-static void print_priced(const char *prefix, const convsel_plan *plan, const convsel_cost_source *measured)
+ * layer); -1 where a layer could not be timed. */
+static void price(const convsel_plan *plan, const convsel_cost_source *measured, double *conv, double *reorder)
 {
-    double conv = 0.0, reorder = 0.0;
-    if (convsel_plan_price(plan, measured, &conv, &reorder) != CONVSEL_OK)
-        conv = reorder = -1.0; /* a layer the oracle could not time: not priced */
+    if (convsel_plan_price(plan, measured, conv, reorder) != CONVSEL_OK)
+        *conv = *reorder = -1.0;
+}
+
+/* JSON keys PREFIX_measured_conv_ms and PREFIX_measured_reorder_ms (price),
+ * and the reorder costs the plan was chosen by (PREFIX_predicted_reorder_ms). */
+static void print_prices(const char *prefix, const convsel_plan *plan, double conv, double reorder)
+{
     printf(", \"%s_measured_conv_ms\": %.4f, \"%s_measured_reorder_ms\": %.4f, \"%s_predicted_reorder_ms\": %.4f",
            prefix, conv, prefix, reorder, prefix, plan->reorder_ms);
+}
+
+static void print_priced(const char *prefix, const convsel_plan *plan, const convsel_cost_source *measured)
+{
+    double conv, reorder;
+    price(plan, measured, &conv, &reorder);
+    print_prices(prefix, plan, conv, reorder);
 }
 
 int cmd_compare(int argc, char **argv)
@@ -312,9 +323,8 @@ int cmd_compare(int argc, char **argv)
         timed[n_timed++] = CHECKED;
     }
 
-    double plan_measured = 0.0, plan_measured_reorders = 0.0;
-    if (convsel_plan_price(plans[PLAN], &measured_costs, &plan_measured, &plan_measured_reorders) != CONVSEL_OK)
-        plan_measured = -1.0;
+    double plan_measured, plan_measured_reorders;
+    price(plans[PLAN], &measured_costs, &plan_measured, &plan_measured_reorders);
     for (int j = 0; plans_dir && j < n_timed; j++) {
         int k = timed[j];
         char path[4096];
@@ -338,7 +348,7 @@ int cmd_compare(int argc, char **argv)
                timings[PLAN].median_ms, timings[AUTO].median_ms, timings[SINGLE].median_ms, single_name,
                timings[ORACLE].median_ms, select_ms, oracle_profile_s, speedup, gap, plans[PLAN]->total_ms,
                plan_measured, convsel_model_id(model));
-        print_priced("plan", plans[PLAN], &measured_costs);
+        print_prices("plan", plans[PLAN], plan_measured, plan_measured_reorders);
         print_priced("oracle", plans[ORACLE], &measured_costs);
         if (verify)
             printf(", \"verify_k\": %ld, \"verified_ms\": %.4f, \"verified_select_ms\": %.4f, "
