@@ -987,12 +987,6 @@ static convsel_status ranking_gap(const convsel_model *source, const convsel_cal
     return CONVSEL_OK;
 }
 
-static int cmp_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
-
 convsel_status convsel_calibrate_choose(const convsel_model *source, const convsel_calibrate_candidate *pool,
                                         size_t n_pool, size_t k, uint64_t seed, const convsel_fingerprint *cpu,
                                         size_t *chosen)
@@ -1068,7 +1062,7 @@ convsel_status convsel_calibrate_choose(const convsel_model *source, const convs
     }
     if (st != CONVSEL_OK)
         goto done;
-    qsort(sorted_gap, n_gaps, sizeof *sorted_gap, cmp_double);
+    qsort(sorted_gap, n_gaps, sizeof *sorted_gap, convsel_cmp_double);
     size_t quarter = n_gaps / 4 > k ? n_gaps / 4 : k;
     double threshold = sorted_gap[quarter - 1];
     for (size_t i = 0; i < n_pool; i++)

@@ -23,12 +23,6 @@ static int cmp_primitive_row(const void *a, const void *b)
     return (x->row > y->row) - (x->row < y->row);
 }
 
-static int cmp_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
-
 typedef struct ranked {
     double value;
     size_t index;
@@ -210,7 +204,7 @@ convsel_status convsel_metrics_compute(size_t n, const size_t *layer, const int3
         for (size_t l = 0; l < n_layers; l++)
             sum += regret[l];
         m->regret_mean = sum / (double)n_layers;
-        qsort(regret, n_layers, sizeof *regret, cmp_double);
+        qsort(regret, n_layers, sizeof *regret, convsel_cmp_double);
         double pos = 0.95 * (double)(n_layers - 1);
         size_t lo = (size_t)floor(pos);
         size_t hi = lo + 1 < n_layers ? lo + 1 : lo;

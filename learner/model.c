@@ -308,12 +308,6 @@ static double fit_search(const double *lc, const double *lm, const double *lt, s
     return best_x;
 }
 
-static int cmp_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
-
 void convsel_roofline_fit(const convsel_problem *const *problems, const int *threads,
                           const convsel_fingerprint *const *cpus, const double *ms, size_t n, double peak_gflops,
                           double bandwidth_gbs, double *utilisation, double *overhead_ms)
@@ -334,7 +328,7 @@ void convsel_roofline_fit(const convsel_problem *const *problems, const int *thr
         lt[i] = log(ms[i]);
         sorted[i] = ms[i];
     }
-    qsort(sorted, n, sizeof *sorted, cmp_double);
+    qsort(sorted, n, sizeof *sorted, convsel_cmp_double);
     double loss, loss_c;
     double s = fit_search(lc, lm, lt, n, 0, 0, 0, -12.0, 4.0, 0.05, &loss), c = 0;
     /* The overhead lies below the fastest times; alternate the two searches

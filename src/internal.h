@@ -83,6 +83,8 @@ int convsel_cache_instances(const int *apic, int n, const cpu_set_t *cpus, int s
 
 /* Monotonic time in seconds. */
 double convsel_now(void);
+/* qsort comparator of doubles, ascending. */
+int convsel_cmp_double(const void *a, const void *b);
 
 /* Which of a measurement's (or a record's) times statistic names (timing.c). */
 double convsel_statistic_pick(convsel_statistic statistic, double min_ms, double p10_ms, double median_ms);

@@ -255,12 +255,6 @@ void convsel_runner_time_layers(convsel_runner *r, int on)
     r->n_runs = 0;
 }
 
-static int cmp_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
-
 convsel_status convsel_runner_layer_ms(const convsel_runner *r, size_t layer, double *conv_ms, double *reorder_ms)
 {
     if (!r || !conv_ms || !reorder_ms || layer >= r->n_layers)
@@ -278,8 +272,8 @@ convsel_status convsel_runner_layer_ms(const convsel_runner *r, size_t layer, do
             if (r->steps[i].layer == layer)
                 *(r->steps[i].kind == STEP_CONV ? &conv[k] : &reorder[k]) += times[i];
     }
-    qsort(conv, r->n_runs, sizeof *conv, cmp_double);
-    qsort(reorder, r->n_runs, sizeof *reorder, cmp_double);
+    qsort(conv, r->n_runs, sizeof *conv, convsel_cmp_double);
+    qsort(reorder, r->n_runs, sizeof *reorder, convsel_cmp_double);
     size_t m = r->n_runs / 2;
     *conv_ms = r->n_runs % 2 ? conv[m] : 0.5 * (conv[m - 1] + conv[m]);
     *reorder_ms = r->n_runs % 2 ? reorder[m] : 0.5 * (reorder[m - 1] + reorder[m]);

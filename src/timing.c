@@ -95,12 +95,6 @@ static void sleep_s(double s)
     }
 }
 
-static int cmp_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
-
 /* Quantile q of sorted[0..m) by linear interpolation between order
  * statistics (Hyndman-Fan type 7), so min <= p10 <= median <= p90. */
 static double quantile(const double *sorted, int m, double q)
@@ -171,7 +165,7 @@ static convsel_status samples_reserve(struct samples *s, int need)
 static const double *samples_sorted(struct samples *s, size_t i)
 {
     memcpy(s->sorted, s->times + i * (size_t)s->capacity, (size_t)s->count * sizeof *s->sorted);
-    qsort(s->sorted, (size_t)s->count, sizeof *s->sorted, cmp_double);
+    qsort(s->sorted, (size_t)s->count, sizeof *s->sorted, convsel_cmp_double);
     return s->sorted;
 }
 

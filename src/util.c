@@ -23,6 +23,12 @@ void convsel_free(void *ptr)
     free(ptr);
 }
 
+int convsel_cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
 /* splitmix64: tiny, fast, and the same stream on every platform, so a seed
  * names the same test problem everywhere. */
 static uint64_t splitmix64(uint64_t *state)
