@@ -6,6 +6,8 @@
 # --json` runs and one line is printed: the plan, verified, oracle and oneDNN-alone medians, verified
 # / model plan and verified / oracle (both timed in the same process), and --check's own timing of the
 # two. Each run's files are in OUTDIR/ROUND.NET.MODEL.tT.BUILD/ (bench/plan_layers.py reads them).
+# ARGS_A / ARGS_B add options to one side's runs (e.g. ARGS_B=--in-place with one build given twice);
+# LABEL_A / LABEL_B name the sides (default: the executables' names).
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 a=${1:?usage: verify_ab.sh BUILD_A BUILD_B OUTDIR [ROUNDS] [MODEL...]}
@@ -20,12 +22,15 @@ mkdir -p "$out"
 for ((rep = 1; rep <= rounds; rep++)); do
     for model in "${models[@]}"; do
         for t in 1 2; do
-            for bin in "$a" "$b"; do
-                d=$out/$rep.$(basename "$net" .txt).$(basename "$model" .msgpack).t$t.$(basename "$bin")
+            for side in A B; do
+                if [ $side = A ]; then bin=$a args=${ARGS_A:-} label=${LABEL_A:-$(basename "$a")}
+                else bin=$b args=${ARGS_B:-} label=${LABEL_B:-$(basename "$b")}; fi
+                d=$out/$rep.$(basename "$net" .txt).$(basename "$model" .msgpack).t$t.$label
                 mkdir -p "$d"
-                "$bin" compare --net "$net" --mb 1 --threads "$t" --model "$model" --verify 3 \
+                # shellcheck disable=SC2086 # args: words to split
+                "$bin" compare --net "$net" --mb 1 --threads "$t" --model "$model" --verify 3 $args \
                     --check --plans "$d" --json >"$d/compare.json" 2>"$d/stderr.txt"
-                python3 - "$d/compare.json" "$rep $(basename "$net" .txt) $(basename "$model" .msgpack) t$t $(basename "$bin")" <<'PY'
+                python3 - "$d/compare.json" "$rep $(basename "$net" .txt) $(basename "$model" .msgpack) t$t $label" <<'PY'
 import json, sys
 r = json.load(open(sys.argv[1]))
 print(f'{sys.argv[2]} plan {r["plan_ms"]:.2f} verified {r["verified_ms"]:.2f} oracle {r["oracle_ms"]:.2f} '

@@ -703,6 +703,8 @@ typedef struct convsel_select_options {
     double max_error;               /* exclude primitives whose expected error exceeds it; 0 = no bound */
     const unsigned char *excluded;  /* per primitive index, or NULL */
     int verbose;                    /* warnings on stderr (skipped primitives) */
+    int in_place;                   /* convsel_select_verified: time the candidates inside
+                                       the network too, and decide by those times */
 } convsel_select_options;
 
 /*

@@ -183,7 +183,7 @@ convsel_status convsel_check_plans(const convsel_network *network, const convsel
                                    const convsel_plan *verified_plan, double max_time_s, convsel_plan **plan,
                                    convsel_check_report *report)
 {
-    convsel_select_options opts = {1, 0.0, NULL, 0};
+    convsel_select_options opts = {1, 0.0, NULL, 0, 0};
     if (opts_in)
         opts = *opts_in;
     if (!network || !costs || !model_plan || !plan || !(max_time_s >= 0))

@@ -61,7 +61,34 @@ int convsel_select_runs_naive(size_t i, const convsel_problem *p, int threads);
  * a measured candidate stays a candidate (the model's choice always does;
  * with model_choice_ms not positive, everything does). */
 #define CONVSEL_VERIFY_SWITCH_MARGIN 0.05
+/* --in-place: at least this many interleaved runs of each network variant. */
+#define CONVSEL_VERIFY_IN_PLACE_ROUNDS 15
 int convsel_verify_keeps(double model_choice_ms, int is_model_choice, double ms);
+
+/* One candidate --verify measured on one layer shape (a group: the verified
+ * shapes in order of first use). */
+typedef struct convsel_verify_candidate {
+    convsel_problem shape; /* name cleared */
+    size_t group;
+    size_t primitive;
+    int anchor;         /* the model plan's choice on this shape */
+    double alone_ms;    /* timed alone, in the costs' statistic */
+    double in_place_ms; /* with opts->in_place: its median inside the network, else 0 */
+    double ms;          /* its cost to the selector */
+    int kept;           /* one the selector may choose (convsel_verify_keeps) */
+} convsel_verify_candidate;
+
+/* Which measured candidates the selector may take (kept), and at what cost
+ * (ms): the margin rule on the in-place times where both the candidate and
+ * its group's anchor have one, else on the times alone. */
+void convsel_verify_decide(convsel_verify_candidate *candidates, size_t n);
+
+/* convsel_select_verified, and (when candidates is not NULL) every candidate
+ * measured, in an array the caller frees. */
+convsel_status convsel_verify_select(const convsel_network *network, const convsel_select_options *opts,
+                                     const convsel_cost_source *costs, int k, double uncertainty,
+                                     const convsel_timing_options *timing, convsel_plan **plan,
+                                     convsel_verify_candidate **candidates, size_t *n_candidates);
 
 /* The cache sizes a fingerprint records (fingerprint.c): L1d and L2 per core,
  * L3 the sum over the distinct L3 instances of the CPUs in a set. */

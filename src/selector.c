@@ -478,7 +478,7 @@ static convsel_status gather(const convsel_network *network, const convsel_selec
 convsel_status convsel_select(const convsel_network *network, const convsel_select_options *opts_in,
                               const convsel_cost_source *costs, convsel_plan **plan_out)
 {
-    convsel_select_options opts = {1, 0.0, NULL, 0};
+    convsel_select_options opts = {1, 0.0, NULL, 0, 0};
     if (opts_in)
         opts = *opts_in;
     if (opts.threads < 1)

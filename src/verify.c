@@ -3,20 +3,15 @@
  * oracle quality on the layers that need it, model speed on the rest.
  */
 #include <math.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "internal.h"
 
-struct verified_entry {
-    convsel_problem shape; /* name cleared */
-    size_t primitive;
-    double ms;
-};
-
 struct verified_costs {
     const convsel_cost_source *inner;
-    struct verified_entry *entries;
+    convsel_verify_candidate *entries;
     size_t n, cap;
 };
 
@@ -32,7 +27,7 @@ static convsel_status verified_conv(void *ctx, const convsel_problem *problem, i
         if (!convsel_problem_same_shape(&vc->entries[i].shape, problem))
             continue;
         layer_verified = 1;
-        if (vc->entries[i].primitive == primitive) {
+        if (vc->entries[i].primitive == primitive && vc->entries[i].kept) {
             *ms = vc->entries[i].ms;
             return CONVSEL_OK;
         }
@@ -49,22 +44,27 @@ static convsel_status verified_reorder(void *ctx, int64_t mb, int64_t c, int64_t
     return vc->inner->reorder_ms(vc->inner->ctx, mb, c, h, w, from, to, threads, ms);
 }
 
-static convsel_status add_entry(struct verified_costs *vc, const convsel_problem *p, size_t primitive, double ms)
+static convsel_status add_entry(struct verified_costs *vc, const convsel_problem *p, size_t group, size_t primitive,
+                                int anchor, double ms)
 {
     if (vc->n == vc->cap) {
         size_t cap = vc->cap ? 2 * vc->cap : 32;
-        struct verified_entry *grown = realloc(vc->entries, cap * sizeof *grown);
+        convsel_verify_candidate *grown = realloc(vc->entries, cap * sizeof *grown);
         if (!grown)
             return convsel_error(CONVSEL_OUT_OF_MEMORY, "out of memory");
         vc->entries = grown;
         vc->cap = cap;
     }
-    struct verified_entry *e = &vc->entries[vc->n++];
+    convsel_verify_candidate *e = &vc->entries[vc->n++];
     e->shape = *p;
     e->shape.name[0] = '\0';
     e->shape.repeat = 1;
+    e->group = group;
     e->primitive = primitive;
-    e->ms = ms;
+    e->anchor = anchor;
+    e->alone_ms = e->ms = ms;
+    e->in_place_ms = 0.0;
+    e->kept = 1;
     return CONVSEL_OK;
 }
 
@@ -82,6 +82,191 @@ int convsel_verify_keeps(double model_choice_ms, int is_model_choice, double ms)
     return ms * (1.0 + CONVSEL_VERIFY_SWITCH_MARGIN) < model_choice_ms;
 }
 
+/* The model plan's choice among group g's entries, or NULL when it was not
+ * measured there (not applicable when timed). */
+static const convsel_verify_candidate *group_anchor(const convsel_verify_candidate *c, size_t n, size_t g)
+{
+    for (size_t i = 0; i < n; i++)
+        if (c[i].group == g && c[i].anchor)
+            return &c[i];
+    return NULL;
+}
+
+/* Declared in internal.h. A candidate with an in-place time costs the
+ * anchor's time alone scaled by their in-place ratio: the units of the
+ * costs' statistic, which the rest of the network is priced in. */
+void convsel_verify_decide(convsel_verify_candidate *c, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        convsel_verify_candidate *e = &c[i];
+        const convsel_verify_candidate *a = group_anchor(c, n, e->group);
+        if (a && a->in_place_ms > 0.0 && e->in_place_ms > 0.0) {
+            e->kept = convsel_verify_keeps(a->in_place_ms, e->anchor, e->in_place_ms);
+            e->ms = e->anchor ? e->alone_ms : a->alone_ms * e->in_place_ms / a->in_place_ms;
+        } else {
+            e->kept = convsel_verify_keeps(a ? a->alone_ms : 0.0, e->anchor, e->alone_ms);
+            e->ms = e->alone_ms;
+        }
+    }
+}
+
+/* ------------------------------------------------------------ in place */
+
+/* Variant v (>= 1) of the model's plan, as a cost source: on each verified
+ * shape its v-th measured candidate other than the anchor (the anchor where
+ * it has fewer), on every other layer the primitives the model's plan runs
+ * on that shape; the costs' own prices, so that the selector still chooses
+ * the layouts and reorders around them. */
+struct variant_costs {
+    const convsel_cost_source *inner;
+    const struct verified_costs *vc;
+    const convsel_plan *model_plan;
+    const size_t *model_choice; /* per model-plan layer: its primitive's index */
+    size_t variant;
+};
+
+static size_t variant_choice(const struct verified_costs *vc, size_t g, size_t v)
+{
+    size_t seen = 0, anchor = SIZE_MAX;
+    for (size_t i = 0; i < vc->n; i++) {
+        const convsel_verify_candidate *e = &vc->entries[i];
+        if (e->group != g)
+            continue;
+        if (e->anchor)
+            anchor = e->primitive;
+        else if (++seen == v)
+            return e->primitive;
+    }
+    return anchor;
+}
+
+static convsel_status variant_conv(void *ctx, const convsel_problem *problem, int threads, size_t primitive,
+                                   double *ms)
+{
+    const struct variant_costs *c = ctx;
+    int allowed = 0, verified = 0;
+    for (size_t i = 0; i < c->vc->n && !verified; i++)
+        if (convsel_problem_same_shape(&c->vc->entries[i].shape, problem)) {
+            size_t choice = variant_choice(c->vc, c->vc->entries[i].group, c->variant);
+            verified = choice != SIZE_MAX; /* else no anchor was measured: the model plan's choice */
+            allowed = choice == primitive;
+        }
+    for (size_t i = 0; i < c->model_plan->n_layers && !verified && !allowed; i++)
+        allowed = c->model_choice[i] == primitive &&
+                  convsel_problem_same_shape(&c->model_plan->layers[i].problem, problem);
+    if (!allowed)
+        return CONVSEL_NOT_APPLICABLE;
+    return c->inner->conv_ms(c->inner->ctx, problem, threads, primitive, ms);
+}
+
+static convsel_status variant_reorder(void *ctx, int64_t mb, int64_t c, int64_t h, int64_t w, convsel_layout from,
+                                      convsel_layout to, int threads, double *ms)
+{
+    const struct variant_costs *vc = ctx;
+    return vc->inner->reorder_ms(vc->inner->ctx, mb, c, h, w, from, to, threads, ms);
+}
+
+static convsel_status run_network(void *ctx)
+{
+    return convsel_runner_run(ctx);
+}
+
+/* --in-place: every measured candidate of every verified shape timed inside
+ * the network. The model's plan and its variants (variant_costs) are built
+ * and run interleaved with their layers timed; a candidate's in-place time is
+ * the mean, over the layers of its shape that run it in any of them, of the
+ * layer's median. Every shape's candidates share the variants, so there are
+ * at most k + 1 networks to time (the top k and the anchor) whatever the
+ * network's size. */
+static convsel_status time_in_place(const convsel_network *network, const convsel_select_options *opts,
+                                    const convsel_cost_source *costs, const convsel_plan *model_plan,
+                                    const convsel_timing_options *timing, struct verified_costs *vc)
+{
+    size_t n_var = 1;
+    for (size_t i = 0; i < vc->n; i++) {
+        size_t others = 0;
+        for (size_t j = 0; j < vc->n; j++)
+            others += vc->entries[j].group == vc->entries[i].group && !vc->entries[j].anchor;
+        n_var = CONVSEL_MAX(n_var, others + 1);
+    }
+    if (n_var < 2)
+        return CONVSEL_OK;
+    size_t nl = model_plan->n_layers;
+    convsel_plan **plans = calloc(n_var, sizeof *plans);
+    convsel_runner **runners = calloc(n_var, sizeof *runners);
+    size_t *model_choice = calloc(nl ? nl : 1, sizeof *model_choice);
+    double *layer_ms = calloc(n_var * (nl ? nl : 1), sizeof *layer_ms);
+    convsel_timed_fn *fns = calloc(n_var, sizeof *fns);
+    convsel_timing *measured = calloc(n_var, sizeof *measured);
+    convsel_status st = plans && runners && model_choice && layer_ms && fns && measured
+                            ? CONVSEL_OK
+                            : convsel_error(CONVSEL_OUT_OF_MEMORY, "out of memory");
+    for (size_t i = 0; i < nl && st == CONVSEL_OK; i++)
+        st = convsel_primitive_find(model_plan->layers[i].primitive, &model_choice[i]);
+    convsel_select_options quiet = *opts;
+    quiet.verbose = 0;
+    for (size_t v = 1; v < n_var && st == CONVSEL_OK; v++) {
+        struct variant_costs c = {costs, vc, model_plan, model_choice, v};
+        convsel_cost_source src = {variant_conv, variant_reorder, &c, costs->id, NULL, costs->statistic};
+        st = convsel_select(network, &quiet, &src, &plans[v]);
+    }
+    /* One cold pass of each (its buffers touched the first time), then every
+     * layer timed over the interleaved rounds. */
+    for (size_t v = 0; v < n_var && st == CONVSEL_OK; v++) {
+        st = convsel_runner_create(v ? plans[v] : model_plan, 1, &runners[v]);
+        if (st == CONVSEL_OK)
+            st = convsel_runner_run(runners[v]);
+        convsel_runner_time_layers(runners[v], 1);
+        fns[v] = run_network;
+    }
+    convsel_timing_options topts;
+    if (timing)
+        topts = *timing;
+    else
+        convsel_timing_options_default(&topts);
+    topts.min_rounds = CONVSEL_MAX(topts.min_rounds, CONVSEL_VERIFY_IN_PLACE_ROUNDS);
+    topts.max_rounds = CONVSEL_MAX(topts.max_rounds, topts.min_rounds);
+    topts.target_rel_ci = 0.01;
+    topts.flush_bytes = 0;
+    if (st == CONVSEL_OK)
+        st = convsel_time_interleaved(n_var, fns, (void *const *)runners, &topts, measured);
+    for (size_t v = 0; v < n_var && st == CONVSEL_OK; v++)
+        for (size_t i = 0; i < nl && st == CONVSEL_OK; i++) {
+            double reorder_ms;
+            st = convsel_runner_layer_ms(runners[v], i, &layer_ms[v * nl + i], &reorder_ms);
+        }
+    for (size_t k = 0; k < vc->n && st == CONVSEL_OK; k++) {
+        convsel_verify_candidate *e = &vc->entries[k];
+        const char *name = convsel_primitive_name(e->primitive);
+        double sum = 0.0;
+        size_t count = 0;
+        for (size_t v = 0; v < n_var; v++) {
+            const convsel_plan *plan = v ? plans[v] : model_plan;
+            for (size_t i = 0; i < plan->n_layers && i < nl; i++)
+                if (!strcmp(plan->layers[i].primitive, name) &&
+                    convsel_problem_same_shape(&plan->layers[i].problem, &e->shape)) {
+                    sum += layer_ms[v * nl + i];
+                    count++;
+                }
+        }
+        e->in_place_ms = count ? sum / (double)count : 0.0;
+    }
+    for (size_t v = 0; v < n_var; v++) {
+        convsel_runner_destroy(runners ? runners[v] : NULL);
+        if (v && plans)
+            convsel_plan_destroy(plans[v]);
+    }
+    free(measured);
+    free(fns);
+    free(layer_ms);
+    free(model_choice);
+    free(runners);
+    free(plans);
+    return st;
+}
+
+/* ------------------------------------------------------------ selection */
+
 struct ranked {
     size_t primitive;
     double ms;
@@ -93,11 +278,24 @@ static int cmp_ranked(const void *a, const void *b)
     return (x > y) - (x < y);
 }
 
-convsel_status convsel_select_verified(const convsel_network *network, const convsel_select_options *opts_in,
+convsel_status convsel_select_verified(const convsel_network *network, const convsel_select_options *opts,
                                        const convsel_cost_source *costs, int k, double uncertainty,
                                        const convsel_timing_options *timing, convsel_plan **plan)
 {
-    convsel_select_options opts = {1, 0.0, NULL, 0};
+    return convsel_verify_select(network, opts, costs, k, uncertainty, timing, plan, NULL, NULL);
+}
+
+/* Declared in internal.h. */
+convsel_status convsel_verify_select(const convsel_network *network, const convsel_select_options *opts_in,
+                                     const convsel_cost_source *costs, int k, double uncertainty,
+                                     const convsel_timing_options *timing, convsel_plan **plan,
+                                     convsel_verify_candidate **candidates, size_t *n_candidates)
+{
+    if (candidates)
+        *candidates = NULL;
+    if (n_candidates)
+        *n_candidates = 0;
+    convsel_select_options opts = {1, 0.0, NULL, 0, 0};
     if (opts_in)
         opts = *opts_in;
     if (!network || !costs || !plan)
@@ -168,21 +366,20 @@ convsel_status convsel_select_verified(const convsel_network *network, const con
         st = convsel_measure_problem(p, opts.threads, selected, timing, results);
         /* The statistic the costs stand for (the one the model learnt), so
          * that measured and predicted layers add up in the same units. */
-        double anchor_ms = 0.0;
-        if (anchor < np && results[anchor].applicable)
-            anchor_ms = convsel_statistic_pick(costs->statistic, results[anchor].timing.min_ms,
-                                               results[anchor].timing.p10_ms, results[anchor].timing.median_ms);
         for (size_t r = 0; r < top && st == CONVSEL_OK; r++) {
             const convsel_measurement *m = &results[ranked[r].primitive];
             if (!m->applicable)
                 continue;
             double ms = convsel_statistic_pick(costs->statistic, m->timing.min_ms, m->timing.p10_ms, m->timing.median_ms);
-            if (convsel_verify_keeps(anchor_ms, ranked[r].primitive == anchor, ms))
-                st = add_entry(&vc, p, ranked[r].primitive, ms);
+            st = add_entry(&vc, p, n_verified, ranked[r].primitive, ranked[r].primitive == anchor, ms);
         }
         verified_line[l] = 1;
         n_verified++;
     }
+    if (st == CONVSEL_OK && opts.in_place)
+        st = time_in_place(network, &opts, costs, model_plan, timing, &vc);
+    if (st == CONVSEL_OK)
+        convsel_verify_decide(vc.entries, vc.n);
     convsel_plan_destroy(model_plan);
     double spent = convsel_now() - t0;
     if (st == CONVSEL_OK) {
@@ -196,6 +393,11 @@ convsel_status convsel_select_verified(const convsel_network *network, const con
             for (size_t l = 0; l < n_lines; l++)
                 if (verified_line[l] && convsel_problem_same_shape(convsel_network_layer(network, l), &(*plan)->layers[i].problem))
                     (*plan)->layers[i].verified = 1;
+    }
+    if (st == CONVSEL_OK && candidates && n_candidates) {
+        *candidates = vc.entries;
+        *n_candidates = vc.n;
+        vc.entries = NULL;
     }
     free(vc.entries);
     free(results);

@@ -192,7 +192,7 @@ static void test_dp_against_brute_force(void)
                 continue;
             struct synthetic syn = {seed * 1000 + t};
             convsel_cost_source src = {syn_conv, syn_reorder, &syn, "synthetic", NULL, CONVSEL_STAT_MEDIAN};
-            convsel_select_options o = {1, 0.0, NULL, 0};
+            convsel_select_options o = {1, 0.0, NULL, 0, 0};
             convsel_plan *plan = NULL;
             convsel_status st = convsel_select(net, &o, &src, &plan);
             CHECK_EQ(st, CONVSEL_OK);
@@ -291,7 +291,7 @@ static void test_exclusions_and_errors(void)
         keep = np;
     for (size_t p = 0; p < np; p++)
         excluded[p] = p != keep;
-    convsel_select_options o = {1, 0.0, excluded, 0};
+    convsel_select_options o = {1, 0.0, excluded, 0, 0};
     convsel_plan *plan = NULL;
     if (keep < np) {
         CHECK_EQ(convsel_select(net, &o, &src, &plan), CONVSEL_OK);
@@ -442,7 +442,7 @@ static void test_batch_same_plan(void)
         struct synthetic syn = {77};
         convsel_cost_source one = {syn_conv_lacking, syn_reorder, &syn, "synthetic", NULL, CONVSEL_STAT_MEDIAN};
         convsel_cost_source many = {syn_conv_lacking, syn_reorder, &syn, "synthetic", syn_conv_batch, CONVSEL_STAT_MEDIAN};
-        convsel_select_options o = {1, 0.0, NULL, 0};
+        convsel_select_options o = {1, 0.0, NULL, 0, 0};
         convsel_plan *a = NULL, *b = NULL;
         CHECK_EQ(convsel_select(net, &o, &one, &a), CONVSEL_OK);
         CHECK_EQ(convsel_select(net, &o, &many, &b), CONVSEL_OK);
@@ -509,7 +509,36 @@ static void test_verify_keeps(void)
     CHECK(convsel_verify_keeps(0.0, 0, 2.0));
 }
 
-static void test_verified_choices(void)
+/* The decision on measured candidates: in place, the in-place times decide
+ * and set the cost (a candidate 10% faster alone but slower in place stays
+ * out; one 20% faster in place costs 80% of the anchor's time alone), and
+ * without them the times alone do. */
+static void test_verify_decide(void)
+{
+    convsel_verify_candidate c[] = {
+        {.group = 0, .primitive = 1, .anchor = 1, .alone_ms = 1.0, .in_place_ms = 2.0},
+        {.group = 0, .primitive = 2, .alone_ms = 0.9, .in_place_ms = 2.1},
+        {.group = 0, .primitive = 3, .alone_ms = 1.1, .in_place_ms = 1.6},
+        {.group = 1, .primitive = 1, .anchor = 1, .alone_ms = 1.0},
+        {.group = 1, .primitive = 2, .alone_ms = 0.9},
+        {.group = 1, .primitive = 3, .alone_ms = 0.97},
+        {.group = 2, .primitive = 2, .alone_ms = 3.0, .in_place_ms = 1.0}, /* no anchor measured */
+    };
+    convsel_verify_decide(c, sizeof c / sizeof c[0]);
+    CHECK(c[0].kept);
+    CHECK_EQ(c[0].ms, 1.0);
+    CHECK(!c[1].kept);
+    CHECK(c[2].kept);
+    CHECK_NEAR(c[2].ms, 0.8, 1e-12);
+    CHECK(c[3].kept);
+    CHECK(c[4].kept);
+    CHECK_EQ(c[4].ms, 0.9);
+    CHECK(!c[5].kept);
+    CHECK(c[6].kept);
+    CHECK_EQ(c[6].ms, 3.0);
+}
+
+static void test_verified_choices(int in_place)
 {
     convsel_network *net = three_layers();
     CHECK(net != NULL);
@@ -517,13 +546,15 @@ static void test_verified_choices(void)
         return;
     struct synthetic syn = {5};
     convsel_cost_source src = {syn_conv_tiny, syn_reorder, &syn, "synthetic", NULL, CONVSEL_STAT_MEDIAN};
-    convsel_select_options o = {1, 0.0, NULL, 0};
+    convsel_select_options o = {1, 0.0, NULL, 0, in_place};
     convsel_timing_options t = quick_timing();
     convsel_plan *plan = NULL;
     const int k = 2;
     convsel_plan *model_plan = NULL;
+    convsel_verify_candidate *cand = NULL;
+    size_t n_cand = 0;
     CHECK_EQ(convsel_select(net, &o, &src, &model_plan), CONVSEL_OK);
-    CHECK_EQ(convsel_select_verified(net, &o, &src, k, 100.0, &t, &plan), CONVSEL_OK);
+    CHECK_EQ(convsel_verify_select(net, &o, &src, k, 100.0, &t, &plan, &cand, &n_cand), CONVSEL_OK);
     if (plan && model_plan) {
         CHECK_EQ(plan->verified_layers, 3);
         for (size_t i = 0; i < plan->n_layers; i++) {
@@ -547,8 +578,48 @@ static void test_verified_choices(void)
             CHECK_MSG(better < k || models_choice,
                       "layer %zu: %s is predicted rank %d, beyond the %d measured, and not the model plan's %s", i,
                       plan->layers[i].primitive, better + 1, k, model_plan->layers[i].primitive);
+            /* And it is a candidate the rule kept, at the cost it was given. */
+            int kept = 0;
+            for (size_t c = 0; c < n_cand; c++)
+                if (cand[c].primitive == chosen && convsel_problem_same_shape(&cand[c].shape, p)) {
+                    kept = cand[c].kept;
+                    CHECK_NEAR(plan->layers[i].conv_ms, cand[c].ms, 1e-12);
+                }
+            CHECK_MSG(kept, "layer %zu: %s was not a kept candidate", i, plan->layers[i].primitive);
         }
     }
+    /* The candidates: per layer the model plan's choice (the anchor) and up to
+     * k others; with in_place every one was run inside the network (in the
+     * model's plan or one of its variants), and the margin rule and the cost
+     * follow the in-place times, else the times alone. */
+    CHECK(n_cand >= 3 && n_cand <= 3 * (size_t)(k + 1));
+    for (size_t c = 0; c < n_cand; c++) {
+        const convsel_verify_candidate *e = &cand[c], *a = NULL;
+        int anchors = 0;
+        for (size_t d = 0; d < n_cand; d++)
+            if (cand[d].group == e->group && cand[d].anchor) {
+                a = &cand[d];
+                anchors++;
+            }
+        CHECK_EQ(anchors, 1);
+        CHECK(e->group < 3);
+        CHECK(e->alone_ms > 0.0);
+        if (!a)
+            continue;
+        CHECK(convsel_problem_same_shape(&a->shape, &e->shape));
+        if (in_place) {
+            CHECK_MSG(e->in_place_ms > 0.0, "candidate %s of group %zu never ran in place",
+                      convsel_primitive_name(e->primitive), e->group);
+            CHECK_EQ(e->kept, convsel_verify_keeps(a->in_place_ms, e->anchor, e->in_place_ms));
+            double want = e->anchor ? e->alone_ms : a->alone_ms * e->in_place_ms / a->in_place_ms;
+            CHECK_NEAR(e->ms, want, 1e-12 * want);
+        } else {
+            CHECK_EQ(e->in_place_ms, 0.0);
+            CHECK_EQ(e->kept, convsel_verify_keeps(a->alone_ms, e->anchor, e->alone_ms));
+            CHECK_EQ(e->ms, e->alone_ms);
+        }
+    }
+    free(cand);
     convsel_plan_destroy(model_plan);
     convsel_plan_destroy(plan);
     convsel_network_destroy(net);
@@ -573,7 +644,7 @@ static void test_checked_plan(void)
     for (uint64_t seed = 1; seed <= 4; seed++) {
         struct synthetic syn = {seed};
         convsel_cost_source src = {syn_conv_tiny, syn_reorder, &syn, "synthetic", NULL, CONVSEL_STAT_MEDIAN};
-        convsel_select_options o = {1, 0.0, seed == 4 ? no_auto : NULL, 0};
+        convsel_select_options o = {1, 0.0, seed == 4 ? no_auto : NULL, 0, 0};
         convsel_plan *model_plan = NULL, *plan = NULL;
         convsel_check_report rep;
         CHECK_EQ(convsel_select(net, &o, &src, &model_plan), CONVSEL_OK);
@@ -678,7 +749,7 @@ static void test_naive_kernels(void)
     CHECK_EQ(convsel_primitive_runs_as(direct, dense, 1, &as), CONVSEL_OK);
     CHECK(as != reference);
     convsel_cost_source src = {syn_conv_onednn_cheap, free_reorder, NULL, "synthetic", NULL, CONVSEL_STAT_MEDIAN};
-    convsel_select_options o = {1, 0.0, NULL, 0};
+    convsel_select_options o = {1, 0.0, NULL, 0, 0};
     convsel_plan *plan = NULL;
     CHECK_EQ(convsel_select(net, &o, &src, &plan), CONVSEL_OK);
     if (plan && plan->n_layers == 2) {
@@ -735,7 +806,9 @@ int main(void)
 {
     test_naive_kernels();
     test_verify_keeps();
-    test_verified_choices();
+    test_verify_decide();
+    test_verified_choices(0);
+    test_verified_choices(1);
     test_checked_plan();
     test_layout_queries();
     test_dp_against_brute_force();
