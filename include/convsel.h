@@ -703,8 +703,8 @@ typedef struct convsel_select_options {
     double max_error;               /* exclude primitives whose expected error exceeds it; 0 = no bound */
     const unsigned char *excluded;  /* per primitive index, or NULL */
     int verbose;                    /* warnings on stderr (skipped primitives) */
-    int in_place;                   /* convsel_select_verified: time the candidates inside
-                                       the network too, and decide by those times */
+    int verify_alone;               /* convsel_select_verified: decide by the candidates' times
+                                       alone, not inside the network (as before session 26) */
 } convsel_select_options;
 
 /*
@@ -1078,7 +1078,13 @@ const convsel_reorder_model *convsel_model_reorders(const convsel_model *model);
  * interleaved and their measured times replace the predictions; a candidate
  * other than the plan's choice stays only if it was measured more than 5%
  * faster than that choice (a near tie timed alone can be a loss inside the
- * network). plan->verified_layers and plan->verify_s report how many layers
+ * network). Then, unless opts->verify_alone, every candidate measured is
+ * timed inside the network too: the model's plan and up to k variants of it
+ * (on each verified layer its next measured candidate, the layouts and
+ * reorders around it chosen again) run interleaved with their layers timed,
+ * and the margin and the candidates' costs come from those in-network times
+ * (a candidate costs the plan's choice's time alone scaled by their ratio in
+ * place). plan->verified_layers and plan->verify_s report how many layers
  * needed it and the seconds spent.
  */
 convsel_status convsel_select_verified(const convsel_network *network, const convsel_select_options *opts,

@@ -61,7 +61,7 @@ int convsel_select_runs_naive(size_t i, const convsel_problem *p, int threads);
  * a measured candidate stays a candidate (the model's choice always does;
  * with model_choice_ms not positive, everything does). */
 #define CONVSEL_VERIFY_SWITCH_MARGIN 0.05
-/* --in-place: at least this many interleaved runs of each network variant. */
+/* --verify in place: at least this many interleaved runs of each network variant. */
 #define CONVSEL_VERIFY_IN_PLACE_ROUNDS 15
 int convsel_verify_keeps(double model_choice_ms, int is_model_choice, double ms);
 
@@ -73,7 +73,7 @@ typedef struct convsel_verify_candidate {
     size_t primitive;
     int anchor;         /* the model plan's choice on this shape */
     double alone_ms;    /* timed alone, in the costs' statistic */
-    double in_place_ms; /* with opts->in_place: its median inside the network, else 0 */
+    double in_place_ms; /* in place: its median inside the network, else 0 (opts->verify_alone) */
     double ms;          /* its cost to the selector */
     int kept;           /* one the selector may choose (convsel_verify_keeps) */
 } convsel_verify_candidate;

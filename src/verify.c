@@ -171,8 +171,8 @@ static convsel_status run_network(void *ctx)
     return convsel_runner_run(ctx);
 }
 
-/* --in-place: every measured candidate of every verified shape timed inside
- * the network. The model's plan and its variants (variant_costs) are built
+/* In place (unless opts->verify_alone): every measured candidate of every
+ * verified shape timed inside the network. The model's plan and its variants (variant_costs) are built
  * and run interleaved with their layers timed; a candidate's in-place time is
  * the mean, over the layers of its shape that run it in any of them, of the
  * layer's median. Every shape's candidates share the variants, so there are
@@ -376,7 +376,7 @@ convsel_status convsel_verify_select(const convsel_network *network, const convs
         verified_line[l] = 1;
         n_verified++;
     }
-    if (st == CONVSEL_OK && opts.in_place)
+    if (st == CONVSEL_OK && !opts.verify_alone)
         st = time_in_place(network, &opts, costs, model_plan, timing, &vc);
     if (st == CONVSEL_OK)
         convsel_verify_decide(vc.entries, vc.n);

@@ -52,7 +52,12 @@ for k in ("plan_ms", "onednn_auto_ms", "single_best_ms", "oracle_ms", "verified_
     assert r[k] > 0, k
 assert r["layers"] == 6, r["layers"]
 assert 0 <= r["verified_layers"] <= 6
+assert r["verify_in_place"] == 1, "--verify measures in place by default"
 PY
+# --alone: the candidates' times alone decide, as before session 26.
+expect_rc 0 compare --net "$tmp/tiny.txt" --threads 1 --verify 2 --alone --max-time 0.3 --profile-time 0.02 --json
+grep -q '"verify_in_place": 0,' "$tmp/out" || fail "compare --alone: $(cat "$tmp/out")"
+expect_rc 0 select --net "$tmp/tiny.txt" --verify 2 --alone --quiet
 
 # --check: select says which plan it kept and writes that plan; compare times it too.
 expect_rc 0 select --net "$tmp/tiny.txt" --verify 2 --check --check-time 0.1 -o "$tmp/plan_ck.json"

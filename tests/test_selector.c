@@ -546,7 +546,7 @@ static void test_verified_choices(int in_place)
         return;
     struct synthetic syn = {5};
     convsel_cost_source src = {syn_conv_tiny, syn_reorder, &syn, "synthetic", NULL, CONVSEL_STAT_MEDIAN};
-    convsel_select_options o = {1, 0.0, NULL, 0, in_place};
+    convsel_select_options o = {1, 0.0, NULL, 0, !in_place};
     convsel_timing_options t = quick_timing();
     convsel_plan *plan = NULL;
     const int k = 2;

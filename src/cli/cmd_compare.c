@@ -15,7 +15,7 @@ static void usage(FILE *out)
 {
     fprintf(out,
             "usage: convsel compare --net FILE [--mb N] [--threads N] [--model M] [--verify K]\n"
-            "                       [--in-place] [--check] [--check-time S] [--max-time S]\n"
+            "                       [--alone] [--check] [--check-time S] [--max-time S]\n"
             "                       [--profile-time S] [--plans DIR] [--json]\n"
             "\n"
             "Times, interleaved in one process, the network run with (a) the model's plan,\n"
@@ -28,8 +28,8 @@ static void usage(FILE *out)
             "  --model M         model file (default: the shipped model)\n"
             "  --verify K        also time (a') the plan whose close calls were measured (the top K\n"
             "                    candidates, see convsel select); JSON adds verified_ms, verify_s, ...\n"
-            "  --in-place        with --verify, decide by the candidates' times inside the network\n"
-            "                    (see convsel select); JSON adds verify_in_place\n"
+            "  --alone           with --verify, decide by the candidates' times alone, not inside the\n"
+            "                    network (see convsel select); JSON: verify_in_place\n"
             "  --check           also time (a'') the checked plan: the fastest end to end of the\n"
             "                    model's plan, the verified plan and oneDNN alone (see convsel select);\n"
             "                    JSON adds checked_ms, check_kept, check_s, ...\n"
@@ -135,7 +135,7 @@ int cmd_compare(int argc, char **argv)
     const char *net_file = NULL, *model_file = NULL, *plans_dir = NULL, *v;
     long mb = 0, threads = 1, verify = 0;
     double max_time = 5.0, profile_time = 1.0, check_time = 2.0;
-    int check = 0, in_place = 0;
+    int check = 0, alone = 0;
     int json = 0;
     for (int i = 1; i < argc; i++) {
         if (cli_is_help(argv[i])) {
@@ -158,8 +158,8 @@ int cmd_compare(int argc, char **argv)
             if (!(v = cli_value("compare", argc, argv, &i)) ||
                 !cli_parse_long("compare", "--verify", v, 0, 64, &verify))
                 return CLI_USAGE;
-        } else if (!strcmp(argv[i], "--in-place")) {
-            in_place = 1;
+        } else if (!strcmp(argv[i], "--alone")) {
+            alone = 1;
         } else if (!strcmp(argv[i], "--check")) {
             check = 1;
         } else if (!strcmp(argv[i], "--check-time")) {
@@ -216,7 +216,7 @@ int cmd_compare(int argc, char **argv)
     convsel_fingerprint_get(&mc.cpu);
     cli_warn_cpu("compare", model, &mc.cpu);
     convsel_cost_source model_costs = convsel_model_costs_source(&mc);
-    convsel_select_options opts = {(int)threads, 0.0, NULL, 0, in_place};
+    convsel_select_options opts = {(int)threads, 0.0, NULL, 0, alone};
     convsel_timing_options topts;
     convsel_timing_options_default(&topts);
     topts.max_time_s = profile_time;
@@ -358,7 +358,7 @@ int cmd_compare(int argc, char **argv)
             printf(", \"verify_k\": %ld, \"verify_in_place\": %d, \"verified_ms\": %.4f, \"verified_select_ms\": %.4f, "
                    "\"verified_layers\": %zu, \"verify_s\": %.3f, \"verified_vs_oracle\": %.4f, "
                    "\"verified_speedup_vs_onednn_auto\": %.4f",
-                   verify, in_place, timings[VERIFIED].median_ms, verified_select_ms, plans[VERIFIED]->verified_layers,
+                   verify, !alone, timings[VERIFIED].median_ms, verified_select_ms, plans[VERIFIED]->verified_layers,
                    plans[VERIFIED]->verify_s, timings[VERIFIED].median_ms / timings[ORACLE].median_ms - 1.0,
                    timings[AUTO].median_ms / timings[VERIFIED].median_ms);
         if (verify)

@@ -9,7 +9,7 @@ static void usage(FILE *out)
 {
     fprintf(out,
             "usage: convsel select --net FILE [--mb N] [--threads N] [--model M] [--max-error E]\n"
-            "                      [--exclude LIST] [--verify K] [--in-place] [--uncertainty U] [--check]\n"
+            "                      [--exclude LIST] [--verify K] [--alone] [--uncertainty U] [--check]\n"
             "                      [--check-time S]\n"
             "                      [-o PLAN] [--quiet]\n"
             "\n"
@@ -23,10 +23,9 @@ static void usage(FILE *out)
             "  --max-error E    exclude primitives whose expected relative error exceeds E\n"
             "  --exclude LIST   exclude primitives or families by name (comma-separated)\n"
             "  --verify K       where the best predictions are too close to call, time the top K\n"
-            "                   interleaved and choose by measurement\n"
-            "  --in-place       with --verify, also time those candidates inside the network (the\n"
-            "                   model's plan and up to K variants of it, run interleaved) and decide\n"
-            "                   by those times\n"
+            "                   interleaved, alone and then inside the network (the model's plan and\n"
+            "                   up to K variants of it, run interleaved), and choose by measurement\n"
+            "  --alone          with --verify, choose by the times alone (no runs of the network)\n"
             "  --uncertainty U  the model's relative uncertainty for --verify (default: the model's own)\n"
             "  --check          then run the whole network with the model's plan, the verified plan\n"
             "                   (with --verify) and oneDNN alone, interleaved, and keep the fastest\n"
@@ -112,7 +111,7 @@ int cmd_select(int argc, char **argv)
     const char *net_file = NULL, *model_file = NULL, *out = NULL, *exclude = NULL, *v;
     long mb = 0, threads = 1, verify = 0;
     double max_error = 0.0, uncertainty = -1.0, check_time = 2.0;
-    int quiet = 0, check = 0, in_place = 0;
+    int quiet = 0, check = 0, alone = 0;
     for (int i = 1; i < argc; i++) {
         if (cli_is_help(argv[i])) {
             usage(stdout);
@@ -147,8 +146,8 @@ int cmd_select(int argc, char **argv)
             if (!(v = cli_value("select", argc, argv, &i)) ||
                 !cli_parse_double("select", "--uncertainty", v, 0.0, 10.0, &uncertainty))
                 return CLI_USAGE;
-        } else if (!strcmp(argv[i], "--in-place")) {
-            in_place = 1;
+        } else if (!strcmp(argv[i], "--alone")) {
+            alone = 1;
         } else if (!strcmp(argv[i], "--check")) {
             check = 1;
         } else if (!strcmp(argv[i], "--check-time")) {
@@ -184,7 +183,7 @@ int cmd_select(int argc, char **argv)
         convsel_fingerprint_get(&mc.cpu);
         cli_warn_cpu("select", model, &mc.cpu);
         convsel_cost_source costs = convsel_model_costs_source(&mc);
-        convsel_select_options opts = {(int)threads, max_error, excluded, 1, in_place};
+        convsel_select_options opts = {(int)threads, max_error, excluded, 1, alone};
         if (uncertainty < 0.0)
             uncertainty = convsel_model_uncertainty(model);
         convsel_timing_options topts;
