@@ -51,11 +51,6 @@ static int same_choices(const convsel_plan *a, const convsel_plan *b)
     return 1;
 }
 
-static convsel_status run_network(void *ctx)
-{
-    return convsel_runner_run(ctx);
-}
-
 enum { MODEL, VERIFIED, ALONE, N_FIXED, N_FINALISTS = N_FIXED + CHECK_MAX_ABLATIONS };
 
 /* Times the n finalists that exist and differ from an earlier one; a copy
@@ -81,7 +76,7 @@ static convsel_status time_finalists(const convsel_plan *const *plans, int n, do
         if (twin[i] != i)
             continue;
         st = convsel_runner_create(plans[i], 1, &runners[m]);
-        fns[m] = run_network;
+        fns[m] = convsel_runner_timed;
         ctxs[m] = runners[m];
         slot[i] = (int)m++;
     }

@@ -78,6 +78,9 @@ typedef struct convsel_verify_candidate {
     int kept;           /* one the selector may choose (convsel_verify_keeps) */
 } convsel_verify_candidate;
 
+/* convsel_runner_run as a convsel_timed_fn (ctx: the runner). */
+convsel_status convsel_runner_timed(void *runner);
+
 /* Which measured candidates the selector may take (kept), and at what cost
  * (ms): the margin rule on the in-place times where both the candidate and
  * its group's anchor have one, else on the times alone. */

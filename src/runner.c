@@ -301,3 +301,9 @@ void convsel_runner_destroy(convsel_runner *r)
     free(r->step_ms);
     free(r);
 }
+
+/* Declared in internal.h. */
+convsel_status convsel_runner_timed(void *runner)
+{
+    return convsel_runner_run(runner);
+}

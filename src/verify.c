@@ -37,11 +37,13 @@ static convsel_status verified_conv(void *ctx, const convsel_problem *problem, i
     return vc->inner->conv_ms(vc->inner->ctx, problem, threads, primitive, ms);
 }
 
-static convsel_status verified_reorder(void *ctx, int64_t mb, int64_t c, int64_t h, int64_t w, convsel_layout from,
-                                       convsel_layout to, int threads, double *ms)
+/* Reorders as the wrapped costs price them: both wrappers here (verified_costs,
+ * variant_costs) hold the costs they wrap as their first member. */
+static convsel_status inner_reorder(void *ctx, int64_t mb, int64_t c, int64_t h, int64_t w, convsel_layout from,
+                                    convsel_layout to, int threads, double *ms)
 {
-    const struct verified_costs *vc = ctx;
-    return vc->inner->reorder_ms(vc->inner->ctx, mb, c, h, w, from, to, threads, ms);
+    const convsel_cost_source *inner = *(const convsel_cost_source *const *)ctx;
+    return inner->reorder_ms(inner->ctx, mb, c, h, w, from, to, threads, ms);
 }
 
 static convsel_status add_entry(struct verified_costs *vc, const convsel_problem *p, size_t group, size_t primitive,
@@ -159,21 +161,11 @@ static convsel_status variant_conv(void *ctx, const convsel_problem *problem, in
     return c->inner->conv_ms(c->inner->ctx, problem, threads, primitive, ms);
 }
 
-static convsel_status variant_reorder(void *ctx, int64_t mb, int64_t c, int64_t h, int64_t w, convsel_layout from,
-                                      convsel_layout to, int threads, double *ms)
-{
-    const struct variant_costs *vc = ctx;
-    return vc->inner->reorder_ms(vc->inner->ctx, mb, c, h, w, from, to, threads, ms);
-}
-
-static convsel_status run_network(void *ctx)
-{
-    return convsel_runner_run(ctx);
-}
-
 /* In place (unless opts->verify_alone): every measured candidate of every
- * verified shape timed inside the network. The model's plan and its variants (variant_costs) are built
- * and run interleaved with their layers timed; a candidate's in-place time is
+ * verified shape timed inside the network. The model's plan and its variants
+ * (variant_costs) are built and run interleaved with their layers timed (at
+ * least CONVSEL_VERIFY_IN_PLACE_ROUNDS rounds, then up to the timing options'
+ * max_time_s); a candidate's in-place time is
  * the mean, over the layers of its shape that run it in any of them, of the
  * layer's median. Every shape's candidates share the variants, so there are
  * at most k + 1 networks to time (the top k and the anchor) whatever the
@@ -197,8 +189,9 @@ static convsel_status time_in_place(const convsel_network *network, const convse
     size_t *model_choice = calloc(nl ? nl : 1, sizeof *model_choice);
     double *layer_ms = calloc(n_var * (nl ? nl : 1), sizeof *layer_ms);
     convsel_timed_fn *fns = calloc(n_var, sizeof *fns);
+    void **ctxs = calloc(n_var, sizeof *ctxs);
     convsel_timing *measured = calloc(n_var, sizeof *measured);
-    convsel_status st = plans && runners && model_choice && layer_ms && fns && measured
+    convsel_status st = plans && runners && model_choice && layer_ms && fns && ctxs && measured
                             ? CONVSEL_OK
                             : convsel_error(CONVSEL_OUT_OF_MEMORY, "out of memory");
     for (size_t i = 0; i < nl && st == CONVSEL_OK; i++)
@@ -207,7 +200,7 @@ static convsel_status time_in_place(const convsel_network *network, const convse
     quiet.verbose = 0;
     for (size_t v = 1; v < n_var && st == CONVSEL_OK; v++) {
         struct variant_costs c = {costs, vc, model_plan, model_choice, v};
-        convsel_cost_source src = {variant_conv, variant_reorder, &c, costs->id, NULL, costs->statistic};
+        convsel_cost_source src = {variant_conv, inner_reorder, &c, costs->id, NULL, costs->statistic};
         st = convsel_select(network, &quiet, &src, &plans[v]);
     }
     /* One cold pass of each (its buffers touched the first time), then every
@@ -217,7 +210,8 @@ static convsel_status time_in_place(const convsel_network *network, const convse
         if (st == CONVSEL_OK)
             st = convsel_runner_run(runners[v]);
         convsel_runner_time_layers(runners[v], 1);
-        fns[v] = run_network;
+        fns[v] = convsel_runner_timed;
+        ctxs[v] = runners[v];
     }
     convsel_timing_options topts;
     if (timing)
@@ -229,7 +223,7 @@ static convsel_status time_in_place(const convsel_network *network, const convse
     topts.target_rel_ci = 0.01;
     topts.flush_bytes = 0;
     if (st == CONVSEL_OK)
-        st = convsel_time_interleaved(n_var, fns, (void *const *)runners, &topts, measured);
+        st = convsel_time_interleaved(n_var, fns, ctxs, &topts, measured);
     for (size_t v = 0; v < n_var && st == CONVSEL_OK; v++)
         for (size_t i = 0; i < nl && st == CONVSEL_OK; i++) {
             double reorder_ms;
@@ -257,6 +251,7 @@ static convsel_status time_in_place(const convsel_network *network, const convse
             convsel_plan_destroy(plans[v]);
     }
     free(measured);
+    free(ctxs);
     free(fns);
     free(layer_ms);
     free(model_choice);
@@ -383,7 +378,7 @@ convsel_status convsel_verify_select(const convsel_network *network, const convs
     convsel_plan_destroy(model_plan);
     double spent = convsel_now() - t0;
     if (st == CONVSEL_OK) {
-        convsel_cost_source wrapped = {verified_conv, verified_reorder, &vc, costs->id, NULL, costs->statistic};
+        convsel_cost_source wrapped = {verified_conv, inner_reorder, &vc, costs->id, NULL, costs->statistic};
         st = convsel_select(network, &opts, &wrapped, plan);
     }
     if (st == CONVSEL_OK) {
