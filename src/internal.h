@@ -63,6 +63,11 @@ int convsel_select_runs_naive(size_t i, const convsel_problem *p, int threads);
 #define CONVSEL_VERIFY_SWITCH_MARGIN 0.05
 /* --verify in place: at least this many interleaved runs of each network variant. */
 #define CONVSEL_VERIFY_IN_PLACE_ROUNDS 15
+/* --verify in place: the variants' runners may take at most this fraction of
+ * the memory available once the model plan's runner is made (the environment
+ * variable CONVSEL_VERIFY_MAX_BYTES sets the bytes instead); variants beyond
+ * it are not run, and their candidates are decided by their times alone. */
+#define CONVSEL_VERIFY_MEMORY_SHARE 0.5
 int convsel_verify_keeps(double model_choice_ms, int is_model_choice, double ms);
 
 /* One candidate --verify measured on one layer shape (a group: the verified
@@ -115,6 +120,10 @@ int convsel_cache_instances(const int *apic, int n, const cpu_set_t *cpus, int s
 double convsel_now(void);
 /* qsort comparator of doubles, ascending. */
 int convsel_cmp_double(const void *a, const void *b);
+/* Bytes of memory the system could still give (/proc/meminfo's
+ * MemAvailable), and this process's resident bytes; 0 when unknown. */
+size_t convsel_memory_available(void);
+size_t convsel_resident_bytes(void);
 
 /* Which of a measurement's (or a record's) times statistic names (timing.c). */
 double convsel_statistic_pick(convsel_statistic statistic, double min_ms, double p10_ms, double median_ms);

@@ -1,8 +1,10 @@
 #include <math.h>
 #include <omp.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include <cblas.h>
 
@@ -77,4 +79,33 @@ void convsel_threads_set(int threads)
     if (omp_get_max_threads() != threads)
         omp_set_num_threads(threads);
     openblas_set_num_threads(threads);
+}
+
+/* Declared in internal.h. */
+size_t convsel_memory_available(void)
+{
+    FILE *f = fopen("/proc/meminfo", "r");
+    char line[256];
+    unsigned long long kib = 0;
+    int found = 0;
+    while (f && !found && fgets(line, sizeof line, f))
+        found = sscanf(line, "MemAvailable: %llu kB", &kib) == 1;
+    if (f)
+        fclose(f);
+    if (found)
+        return (size_t)kib * 1024;
+    long pages = sysconf(_SC_AVPHYS_PAGES), page = sysconf(_SC_PAGESIZE);
+    return pages > 0 && page > 0 ? (size_t)pages * (size_t)page : 0;
+}
+
+/* Declared in internal.h. */
+size_t convsel_resident_bytes(void)
+{
+    FILE *f = fopen("/proc/self/statm", "r");
+    unsigned long long size = 0, resident = 0;
+    int ok = f && fscanf(f, "%llu %llu", &size, &resident) == 2;
+    if (f)
+        fclose(f);
+    long page = sysconf(_SC_PAGESIZE);
+    return ok && page > 0 ? (size_t)resident * (size_t)page : 0;
 }

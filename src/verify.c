@@ -4,6 +4,7 @@
  */
 #include <math.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -161,6 +162,28 @@ static convsel_status variant_conv(void *ctx, const convsel_problem *problem, in
     return c->inner->conv_ms(c->inner->ctx, problem, threads, primitive, ms);
 }
 
+/* How many of n_var networks (the model's plan and its variants) to run in
+ * place, once the model plan's runner took the process from before to its
+ * resident bytes now: as many as CONVSEL_VERIFY_MEMORY_SHARE of the available
+ * memory holds (or CONVSEL_VERIFY_MAX_BYTES), all when that is unknown. */
+static size_t variants_that_fit(size_t n_var, size_t before, int verbose)
+{
+    size_t now = convsel_resident_bytes(), each = now > before ? now - before : 1;
+    const char *env = getenv("CONVSEL_VERIFY_MAX_BYTES");
+    double budget = env && *env ? strtod(env, NULL)
+                                : CONVSEL_VERIFY_MEMORY_SHARE * (double)convsel_memory_available();
+    if (!(budget > 0.0) && !(env && *env))
+        return n_var; /* the memory available is unknown */
+    double fit = 1.0 + floor(budget / (double)each);
+    size_t n = fit < (double)n_var ? (size_t)fit : n_var;
+    if (n < n_var && verbose)
+        fprintf(stderr,
+                "convsel: note: --verify ran %zu of %zu networks in place (about %.0f MiB each, %.0f MiB "
+                "allowed); the other candidates were decided by their times alone\n",
+                n < 2 ? 0 : n, n_var, (double)each / 1048576.0, budget / 1048576.0);
+    return n;
+}
+
 /* In place (unless opts->verify_alone): every measured candidate of every
  * verified shape timed inside the network. The model's plan and its variants
  * (variant_costs) are built and run interleaved with their layers timed (at
@@ -204,14 +227,18 @@ static convsel_status time_in_place(const convsel_network *network, const convse
         st = convsel_select(network, &quiet, &src, &plans[v]);
     }
     /* One cold pass of each (its buffers touched the first time), then every
-     * layer timed over the interleaved rounds. */
-    for (size_t v = 0; v < n_var && st == CONVSEL_OK; v++) {
+     * layer timed over the interleaved rounds. The model plan's runner comes
+     * first: the memory it took bounds how many variants run beside it. */
+    size_t n_run = n_var, before = convsel_resident_bytes();
+    for (size_t v = 0; v < n_run && st == CONVSEL_OK; v++) {
         st = convsel_runner_create(v ? plans[v] : model_plan, 1, &runners[v]);
         if (st == CONVSEL_OK)
             st = convsel_runner_run(runners[v]);
         convsel_runner_time_layers(runners[v], 1);
         fns[v] = convsel_runner_timed;
         ctxs[v] = runners[v];
+        if (v == 0 && st == CONVSEL_OK)
+            n_run = variants_that_fit(n_var, before, opts->verbose);
     }
     convsel_timing_options topts;
     if (timing)
@@ -222,9 +249,9 @@ static convsel_status time_in_place(const convsel_network *network, const convse
     topts.max_rounds = CONVSEL_MAX(topts.max_rounds, topts.min_rounds);
     topts.target_rel_ci = 0.01;
     topts.flush_bytes = 0;
-    if (st == CONVSEL_OK)
-        st = convsel_time_interleaved(n_var, fns, ctxs, &topts, measured);
-    for (size_t v = 0; v < n_var && st == CONVSEL_OK; v++)
+    if (st == CONVSEL_OK && n_run >= 2)
+        st = convsel_time_interleaved(n_run, fns, ctxs, &topts, measured);
+    for (size_t v = 0; v < n_run && n_run >= 2 && st == CONVSEL_OK; v++)
         for (size_t i = 0; i < nl && st == CONVSEL_OK; i++) {
             double reorder_ms;
             st = convsel_runner_layer_ms(runners[v], i, &layer_ms[v * nl + i], &reorder_ms);
@@ -234,7 +261,7 @@ static convsel_status time_in_place(const convsel_network *network, const convse
         const char *name = convsel_primitive_name(e->primitive);
         double sum = 0.0;
         size_t count = 0;
-        for (size_t v = 0; v < n_var; v++) {
+        for (size_t v = 0; v < n_run && n_run >= 2; v++) {
             const convsel_plan *plan = v ? plans[v] : model_plan;
             for (size_t i = 0; i < plan->n_layers && i < nl; i++)
                 if (!strcmp(plan->layers[i].primitive, name) &&

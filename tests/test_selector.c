@@ -526,27 +526,32 @@ static void test_verify_decide(void)
     };
     convsel_verify_decide(c, sizeof c / sizeof c[0]);
     CHECK(c[0].kept);
-    CHECK_EQ(c[0].ms, 1.0);
+    CHECK(c[0].ms == 1.0);
     CHECK(!c[1].kept);
     CHECK(c[2].kept);
     CHECK_NEAR(c[2].ms, 0.8, 1e-12);
     CHECK(c[3].kept);
     CHECK(c[4].kept);
-    CHECK_EQ(c[4].ms, 0.9);
+    CHECK(c[4].ms == 0.9);
     CHECK(!c[5].kept);
     CHECK(c[6].kept);
-    CHECK_EQ(c[6].ms, 3.0);
+    CHECK(c[6].ms == 3.0);
 }
 
-static void test_verified_choices(int in_place)
+/* mode 0: --alone; 1: in place; 2: in place with no memory for a variant
+ * (CONVSEL_VERIFY_MAX_BYTES=0), which must decide by the times alone. */
+static void test_verified_choices(int mode)
 {
+    int in_place = mode == 1;
+    if (mode == 2)
+        setenv("CONVSEL_VERIFY_MAX_BYTES", "0", 1);
     convsel_network *net = three_layers();
     CHECK(net != NULL);
     if (!net)
         return;
     struct synthetic syn = {5};
     convsel_cost_source src = {syn_conv_tiny, syn_reorder, &syn, "synthetic", NULL, CONVSEL_STAT_MEDIAN};
-    convsel_select_options o = {1, 0.0, NULL, 0, !in_place};
+    convsel_select_options o = {1, 0.0, NULL, 0, mode == 0};
     convsel_timing_options t = quick_timing();
     convsel_plan *plan = NULL;
     const int k = 2;
@@ -614,15 +619,16 @@ static void test_verified_choices(int in_place)
             double want = e->anchor ? e->alone_ms : a->alone_ms * e->in_place_ms / a->in_place_ms;
             CHECK_NEAR(e->ms, want, 1e-12 * want);
         } else {
-            CHECK_EQ(e->in_place_ms, 0.0);
+            CHECK_MSG(e->in_place_ms == 0.0, "candidate %s of group %zu ran in place (mode %d)", convsel_primitive_name(e->primitive), e->group, mode);
             CHECK_EQ(e->kept, convsel_verify_keeps(a->alone_ms, e->anchor, e->alone_ms));
-            CHECK_EQ(e->ms, e->alone_ms);
+            CHECK(e->ms == e->alone_ms);
         }
     }
     free(cand);
     convsel_plan_destroy(model_plan);
     convsel_plan_destroy(plan);
     convsel_network_destroy(net);
+    unsetenv("CONVSEL_VERIFY_MAX_BYTES");
 }
 
 /* --check: the plan returned is the one the report names — the model's
@@ -809,6 +815,7 @@ int main(void)
     test_verify_decide();
     test_verified_choices(0);
     test_verified_choices(1);
+    test_verified_choices(2);
     test_checked_plan();
     test_layout_queries();
     test_dp_against_brute_force();
