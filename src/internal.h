@@ -125,6 +125,9 @@ int convsel_cmp_double(const void *a, const void *b);
 size_t convsel_memory_available(void);
 size_t convsel_resident_bytes(void);
 
+/* Quantile q (0..1) of sorted[0..m), m >= 1, ascending (timing.c). */
+double convsel_quantile(const double *sorted, int m, double q);
+
 /* Which of a measurement's (or a record's) times statistic names (timing.c). */
 double convsel_statistic_pick(convsel_statistic statistic, double min_ms, double p10_ms, double median_ms);
 

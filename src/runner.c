@@ -274,9 +274,8 @@ convsel_status convsel_runner_layer_ms(const convsel_runner *r, size_t layer, do
     }
     qsort(conv, r->n_runs, sizeof *conv, convsel_cmp_double);
     qsort(reorder, r->n_runs, sizeof *reorder, convsel_cmp_double);
-    size_t m = r->n_runs / 2;
-    *conv_ms = r->n_runs % 2 ? conv[m] : 0.5 * (conv[m - 1] + conv[m]);
-    *reorder_ms = r->n_runs % 2 ? reorder[m] : 0.5 * (reorder[m - 1] + reorder[m]);
+    *conv_ms = convsel_quantile(conv, (int)r->n_runs, 0.5);
+    *reorder_ms = convsel_quantile(reorder, (int)r->n_runs, 0.5);
     free(conv);
     return CONVSEL_OK;
 }

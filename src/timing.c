@@ -95,9 +95,9 @@ static void sleep_s(double s)
     }
 }
 
-/* Quantile q of sorted[0..m) by linear interpolation between order
- * statistics (Hyndman-Fan type 7), so min <= p10 <= median <= p90. */
-static double quantile(const double *sorted, int m, double q)
+/* Declared in internal.h. Linear interpolation between order statistics
+ * (Hyndman-Fan type 7), so min <= p10 <= median <= p90. */
+double convsel_quantile(const double *sorted, int m, double q)
 {
     double pos = q * (double)(m - 1);
     int lo = (int)floor(pos);
@@ -177,7 +177,7 @@ static int medians_converged(struct samples *s, double target)
         return 0;
     for (size_t i = 0; i < s->n; i++) {
         const double *x = samples_sorted(s, i);
-        double med = quantile(x, s->count, 0.5);
+        double med = convsel_quantile(x, s->count, 0.5);
         double lo = x[l - 1], hi = x[s->count - l];
         double half = CONVSEL_MAX(med - lo, hi - med);
         if (!(med > 0.0) || half > target * med)
@@ -335,9 +335,9 @@ static convsel_status measure_once(size_t n, const convsel_timed_fn *fns, void *
         for (size_t i = 0; i < n; i++) {
             const double *x = samples_sorted(&s, i);
             results[i].min_ms = 1e3 * x[0];
-            results[i].p10_ms = 1e3 * quantile(x, s.count, 0.10);
-            results[i].median_ms = 1e3 * quantile(x, s.count, 0.50);
-            results[i].p90_ms = 1e3 * quantile(x, s.count, 0.90);
+            results[i].p10_ms = 1e3 * convsel_quantile(x, s.count, 0.10);
+            results[i].median_ms = 1e3 * convsel_quantile(x, s.count, 0.50);
+            results[i].p90_ms = 1e3 * convsel_quantile(x, s.count, 0.90);
             results[i].runs = s.count;
         }
     }

@@ -147,14 +147,14 @@ static convsel_status variant_conv(void *ctx, const convsel_problem *problem, in
                                    double *ms)
 {
     const struct variant_costs *c = ctx;
-    int allowed = 0, verified = 0;
-    for (size_t i = 0; i < c->vc->n && !verified; i++)
+    size_t choice = SIZE_MAX; /* stays so where no anchor was measured: the model plan's choice */
+    for (size_t i = 0; i < c->vc->n; i++)
         if (convsel_problem_same_shape(&c->vc->entries[i].shape, problem)) {
-            size_t choice = variant_choice(c->vc, c->vc->entries[i].group, c->variant);
-            verified = choice != SIZE_MAX; /* else no anchor was measured: the model plan's choice */
-            allowed = choice == primitive;
+            choice = variant_choice(c->vc, c->vc->entries[i].group, c->variant);
+            break;
         }
-    for (size_t i = 0; i < c->model_plan->n_layers && !verified && !allowed; i++)
+    int allowed = choice == primitive;
+    for (size_t i = 0; i < c->model_plan->n_layers && choice == SIZE_MAX && !allowed; i++)
         allowed = c->model_choice[i] == primitive &&
                   convsel_problem_same_shape(&c->model_plan->layers[i].problem, problem);
     if (!allowed)
@@ -170,9 +170,9 @@ static size_t variants_that_fit(size_t n_var, size_t before, int verbose)
 {
     size_t now = convsel_resident_bytes(), each = now > before ? now - before : 1;
     const char *env = getenv("CONVSEL_VERIFY_MAX_BYTES");
-    double budget = env && *env ? strtod(env, NULL)
-                                : CONVSEL_VERIFY_MEMORY_SHARE * (double)convsel_memory_available();
-    if (!(budget > 0.0) && !(env && *env))
+    int from_env = env && *env;
+    double budget = from_env ? strtod(env, NULL) : CONVSEL_VERIFY_MEMORY_SHARE * (double)convsel_memory_available();
+    if (!from_env && !(budget > 0.0))
         return n_var; /* the memory available is unknown */
     double fit = 1.0 + floor(budget / (double)each);
     size_t n = fit < (double)n_var ? (size_t)fit : n_var;
