@@ -7,6 +7,7 @@
 # / model plan and verified / oracle (both timed in the same process), and --check's own timing of the
 # two. Each run's files are in OUTDIR/ROUND.NET.MODEL.tT.BUILD/ (bench/plan_layers.py reads them).
 # ARGS_A / ARGS_B add options to one side's runs (e.g. ARGS_B=--in-place with one build given twice);
+# ENV_A / ENV_B set environment variables for one side's runs (e.g. ENV_B=CONVSEL_VERIFY_IN_PLACE_S=1e9);
 # LABEL_A / LABEL_B name the sides (default: the executables' names).
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
@@ -23,12 +24,12 @@ for ((rep = 1; rep <= rounds; rep++)); do
     for model in "${models[@]}"; do
         for t in 1 2; do
             for side in A B; do
-                if [ $side = A ]; then bin=$a args=${ARGS_A:-} label=${LABEL_A:-$(basename "$a")}
-                else bin=$b args=${ARGS_B:-} label=${LABEL_B:-$(basename "$b")}; fi
+                if [ $side = A ]; then bin=$a args=${ARGS_A:-} envs=${ENV_A:-} label=${LABEL_A:-$(basename "$a")}
+                else bin=$b args=${ARGS_B:-} envs=${ENV_B:-} label=${LABEL_B:-$(basename "$b")}; fi
                 d=$out/$rep.$(basename "$net" .txt).$(basename "$model" .msgpack).t$t.$label
                 mkdir -p "$d"
-                # shellcheck disable=SC2086 # args: words to split
-                "$bin" compare --net "$net" --mb 1 --threads "$t" --model "$model" --verify 3 $args \
+                # shellcheck disable=SC2086 # args, envs: words to split
+                env $envs "$bin" compare --net "$net" --mb 1 --threads "$t" --model "$model" --verify 3 $args \
                     --check --plans "$d" --json >"$d/compare.json" 2>"$d/stderr.txt"
                 python3 - "$d/compare.json" "$rep $(basename "$net" .txt) $(basename "$model" .msgpack) t$t $label" <<'PY'
 import json, sys

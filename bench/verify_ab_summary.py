@@ -3,7 +3,8 @@
 
     python3 bench/verify_ab_summary.py ratios LOG...    # per network, threads and side: the means and
                                                         # ranges of verified / model plan, verified /
-                                                        # oracle and --check's verified / model plan
+                                                        # oracle, verified / oneDNN alone and --check's
+                                                        # verified / model plan
     python3 bench/verify_ab_summary.py switches DIR...  # per threads and side: the layers where the
                                                         # verified plan runs another primitive than the
                                                         # model's plan, and in how many runs
@@ -37,11 +38,13 @@ def ratios(logs):
     for (net, t, side), rs in sorted(groups.items()):
         vp = [float(r[9]) for r in rs]
         vo = [float(r[10]) for r in rs]
+        va = [float(r[6]) / float(r[8]) for r in rs]
         ck = [float(r[13]) for r in rs]
         kept = sum('verified' in r[14] for r in rs)
         print(f'{net:<14} {t} {side:<8} n={len(rs)}  verified/model {statistics.mean(vp):.3f} '
               f'[{min(vp):.3f}-{max(vp):.3f}]  verified/oracle {statistics.mean(vo):.3f} '
-              f'[{min(vo):.3f}-{max(vo):.3f}]  check verified/model {statistics.mean(ck):.3f}  '
+              f'[{min(vo):.3f}-{max(vo):.3f}]  verified/oneDNN alone {statistics.mean(va):.3f} '
+              f'[{min(va):.3f}-{max(va):.3f}]  check verified/model {statistics.mean(ck):.3f}  '
               f'check kept the verified plan {kept}/{len(rs)}')
 
 

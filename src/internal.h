@@ -61,8 +61,14 @@ int convsel_select_runs_naive(size_t i, const convsel_problem *p, int threads);
  * a measured candidate stays a candidate (the model's choice always does;
  * with model_choice_ms not positive, everything does). */
 #define CONVSEL_VERIFY_SWITCH_MARGIN 0.05
-/* --verify in place: at least this many interleaved runs of each network variant. */
+/* --verify in place: this many interleaved runs of each network variant, as
+ * far as CONVSEL_VERIFY_IN_PLACE_S holds them (a round priced by the networks'
+ * cold passes; the environment variable of the same name sets the seconds),
+ * and never fewer than CONVSEL_VERIFY_IN_PLACE_MIN_ROUNDS. */
 #define CONVSEL_VERIFY_IN_PLACE_ROUNDS 15
+#define CONVSEL_VERIFY_IN_PLACE_MIN_ROUNDS 3
+#define CONVSEL_VERIFY_IN_PLACE_S 10.0
+int convsel_verify_in_place_rounds(double round_s, double budget_s);
 /* --verify in place: the variants' runners may take at most this fraction of
  * the memory available once the model plan's runner is made (the environment
  * variable CONVSEL_VERIFY_MAX_BYTES sets the bytes instead); variants beyond

@@ -184,11 +184,42 @@ static size_t variants_that_fit(size_t n_var, size_t before, int verbose)
     return n;
 }
 
+/* How many interleaved rounds the networks get in place, when one round (a
+ * run of each) takes about round_s: CONVSEL_VERIFY_IN_PLACE_ROUNDS where they
+ * fit in budget_s, else as many as fit, and at least
+ * CONVSEL_VERIFY_IN_PLACE_MIN_ROUNDS. A network that takes a second a run
+ * (Mask R-CNN) would otherwise spend more time here than profiling every
+ * primitive on every layer does. */
+int convsel_verify_in_place_rounds(double round_s, double budget_s)
+{
+    if (!(round_s > 0.0))
+        return CONVSEL_VERIFY_IN_PLACE_ROUNDS;
+    double fit = floor(budget_s / round_s);
+    if (fit >= (double)CONVSEL_VERIFY_IN_PLACE_ROUNDS)
+        return CONVSEL_VERIFY_IN_PLACE_ROUNDS;
+    return fit > CONVSEL_VERIFY_IN_PLACE_MIN_ROUNDS ? (int)fit : CONVSEL_VERIFY_IN_PLACE_MIN_ROUNDS; /* NaN too */
+}
+
+/* The same, with the budget CONVSEL_VERIFY_IN_PLACE_S (or the environment
+ * variable of that name), and a note when it cut the rounds. */
+static int in_place_rounds(double round_s, int verbose)
+{
+    const char *env = getenv("CONVSEL_VERIFY_IN_PLACE_S");
+    double budget = env && *env ? strtod(env, NULL) : CONVSEL_VERIFY_IN_PLACE_S;
+    int rounds = convsel_verify_in_place_rounds(round_s, budget);
+    if (rounds < CONVSEL_VERIFY_IN_PLACE_ROUNDS && verbose)
+        fprintf(stderr,
+                "convsel: note: --verify timed its networks in place over %d rounds, not %d (a round takes "
+                "about %.1f s; %.0f s allowed)\n",
+                rounds, CONVSEL_VERIFY_IN_PLACE_ROUNDS, round_s, budget);
+    return rounds;
+}
+
 /* In place (unless opts->verify_alone): every measured candidate of every
  * verified shape timed inside the network. The model's plan and its variants
  * (variant_costs) are built and run interleaved with their layers timed (at
- * least CONVSEL_VERIFY_IN_PLACE_ROUNDS rounds, then up to the timing options'
- * max_time_s); a candidate's in-place time is
+ * least in_place_rounds, then, where those were not cut, up to the timing
+ * options' max_time_s); a candidate's in-place time is
  * the mean, over the layers of its shape that run it in any of them, of the
  * layer's median. Every shape's candidates share the variants, so there are
  * at most k + 1 networks to time (the top k and the anchor) whatever the
@@ -228,12 +259,16 @@ static convsel_status time_in_place(const convsel_network *network, const convse
     }
     /* One cold pass of each (its buffers touched the first time), then every
      * layer timed over the interleaved rounds. The model plan's runner comes
-     * first: the memory it took bounds how many variants run beside it. */
+     * first: the memory it took bounds how many variants run beside it. The
+     * cold passes price a round. */
     size_t n_run = n_var, before = convsel_resident_bytes();
+    double round_s = 0.0;
     for (size_t v = 0; v < n_run && st == CONVSEL_OK; v++) {
         st = convsel_runner_create(v ? plans[v] : model_plan, 1, &runners[v]);
+        double t0 = convsel_now();
         if (st == CONVSEL_OK)
             st = convsel_runner_run(runners[v]);
+        round_s += convsel_now() - t0;
         convsel_runner_time_layers(runners[v], 1);
         fns[v] = convsel_runner_timed;
         ctxs[v] = runners[v];
@@ -245,8 +280,16 @@ static convsel_status time_in_place(const convsel_network *network, const convse
         topts = *timing;
     else
         convsel_timing_options_default(&topts);
-    topts.min_rounds = CONVSEL_MAX(topts.min_rounds, CONVSEL_VERIFY_IN_PLACE_ROUNDS);
-    topts.max_rounds = CONVSEL_MAX(topts.max_rounds, topts.min_rounds);
+    if (st == CONVSEL_OK && n_run >= 2) {
+        int rounds = in_place_rounds(round_s, opts->verbose);
+        if (rounds < CONVSEL_VERIFY_IN_PLACE_ROUNDS) { /* the budget decides, not the timing options */
+            topts.min_rounds = rounds;
+            topts.max_rounds = rounds;
+        } else {
+            topts.min_rounds = CONVSEL_MAX(topts.min_rounds, rounds);
+            topts.max_rounds = CONVSEL_MAX(topts.max_rounds, topts.min_rounds);
+        }
+    }
     topts.target_rel_ci = 0.01;
     topts.flush_bytes = 0;
     if (st == CONVSEL_OK && n_run >= 2)

@@ -542,9 +542,11 @@ static void test_verify_decide(void)
  * (CONVSEL_VERIFY_MAX_BYTES=0), which must decide by the times alone. */
 static void test_verified_choices(int mode)
 {
-    int in_place = mode == 1;
+    int in_place = mode == 1 || mode == 3;
     if (mode == 2)
         setenv("CONVSEL_VERIFY_MAX_BYTES", "0", 1);
+    if (mode == 3) /* no time for rounds: the fewest are still run in place */
+        setenv("CONVSEL_VERIFY_IN_PLACE_S", "0", 1);
     convsel_network *net = three_layers();
     CHECK(net != NULL);
     if (!net)
@@ -629,6 +631,23 @@ static void test_verified_choices(int mode)
     convsel_plan_destroy(plan);
     convsel_network_destroy(net);
     unsetenv("CONVSEL_VERIFY_MAX_BYTES");
+    unsetenv("CONVSEL_VERIFY_IN_PLACE_S");
+}
+
+/* --verify in place: the rounds the budget allows (15 where they fit, then as
+ * many as fit, never fewer than 3; an unknown round time keeps 15). */
+static void test_in_place_rounds(void)
+{
+    CHECK_EQ(convsel_verify_in_place_rounds(0.01, 10.0), CONVSEL_VERIFY_IN_PLACE_ROUNDS);
+    CHECK_EQ(convsel_verify_in_place_rounds(10.0 / 15.0, 10.0), 15);
+    CHECK_EQ(convsel_verify_in_place_rounds(1.0, 10.0), 10);
+    CHECK_EQ(convsel_verify_in_place_rounds(2.4, 10.0), 4);
+    CHECK_EQ(convsel_verify_in_place_rounds(5.6, 10.0), CONVSEL_VERIFY_IN_PLACE_MIN_ROUNDS);
+    CHECK_EQ(convsel_verify_in_place_rounds(1.0, 0.0), CONVSEL_VERIFY_IN_PLACE_MIN_ROUNDS);
+    CHECK_EQ(convsel_verify_in_place_rounds(1.0, -1.0), CONVSEL_VERIFY_IN_PLACE_MIN_ROUNDS);
+    CHECK_EQ(convsel_verify_in_place_rounds(1.0, NAN), CONVSEL_VERIFY_IN_PLACE_MIN_ROUNDS);
+    CHECK_EQ(convsel_verify_in_place_rounds(0.0, 10.0), CONVSEL_VERIFY_IN_PLACE_ROUNDS);
+    CHECK_EQ(convsel_verify_in_place_rounds(1.0, 1e300), CONVSEL_VERIFY_IN_PLACE_ROUNDS);
 }
 
 /* --check: the plan returned is the one the report names — the model's
@@ -816,6 +835,8 @@ int main(void)
     test_verified_choices(0);
     test_verified_choices(1);
     test_verified_choices(2);
+    test_verified_choices(3);
+    test_in_place_rounds();
     test_checked_plan();
     test_layout_queries();
     test_dp_against_brute_force();
