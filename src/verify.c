@@ -262,7 +262,7 @@ static convsel_status time_in_place(const convsel_network *network, const convse
      * first: the memory it took bounds how many variants run beside it. The
      * cold passes price a round. */
     size_t n_run = n_var, before = convsel_resident_bytes();
-    double round_s = 0.0;
+    double round_s = 0.0, start = convsel_now();
     for (size_t v = 0; v < n_run && st == CONVSEL_OK; v++) {
         st = convsel_runner_create(v ? plans[v] : model_plan, 1, &runners[v]);
         double t0 = convsel_now();
@@ -292,8 +292,14 @@ static convsel_status time_in_place(const convsel_network *network, const convse
     }
     topts.target_rel_ci = 0.01;
     topts.flush_bytes = 0;
+    double timed_from = convsel_now();
     if (st == CONVSEL_OK && n_run >= 2)
         st = convsel_time_interleaved(n_run, fns, ctxs, &topts, measured);
+    if (st == CONVSEL_OK && n_run >= 2 && opts->verbose)
+        fprintf(stderr,
+                "convsel: --verify in place: %zu networks, %d rounds each; %.1f s to build them and run each once "
+                "(%.1f s of it the runs), %.1f s timed\n",
+                n_run, measured[0].runs, timed_from - start, round_s, convsel_now() - timed_from);
     for (size_t v = 0; v < n_run && n_run >= 2 && st == CONVSEL_OK; v++)
         for (size_t i = 0; i < nl && st == CONVSEL_OK; i++) {
             double reorder_ms;
