@@ -130,6 +130,9 @@ int convsel_cmp_double(const void *a, const void *b);
  * MemAvailable), and this process's resident bytes; 0 when unknown. */
 size_t convsel_memory_available(void);
 size_t convsel_resident_bytes(void);
+/* The environment variable name as a number >= min, or fallback when it is
+ * unset, empty, not wholly a finite number, or below min. */
+double convsel_env_double(const char *name, double min, double fallback);
 
 /* Quantile q (0..1) of sorted[0..m), m >= 1, ascending (timing.c). */
 double convsel_quantile(const double *sorted, int m, double q);

@@ -1,3 +1,4 @@
+#include <errno.h>
 #include <math.h>
 #include <omp.h>
 #include <stdio.h>
@@ -108,4 +109,16 @@ size_t convsel_resident_bytes(void)
         fclose(f);
     long page = sysconf(_SC_PAGESIZE);
     return ok && page > 0 ? (size_t)resident * (size_t)page : 0;
+}
+
+/* Declared in internal.h. */
+double convsel_env_double(const char *name, double min, double fallback)
+{
+    const char *env = getenv(name);
+    if (!env || !*env)
+        return fallback;
+    char *end;
+    errno = 0;
+    double v = strtod(env, &end);
+    return errno == 0 && *end == '\0' && isfinite(v) && v >= min ? v : fallback;
 }

@@ -169,9 +169,9 @@ static convsel_status variant_conv(void *ctx, const convsel_problem *problem, in
 static size_t variants_that_fit(size_t n_var, size_t before, int verbose)
 {
     size_t now = convsel_resident_bytes(), each = now > before ? now - before : 1;
-    const char *env = getenv("CONVSEL_VERIFY_MAX_BYTES");
-    int from_env = env && *env;
-    double budget = from_env ? strtod(env, NULL) : CONVSEL_VERIFY_MEMORY_SHARE * (double)convsel_memory_available();
+    double set = convsel_env_double("CONVSEL_VERIFY_MAX_BYTES", 0.0, -1.0);
+    int from_env = set >= 0.0;
+    double budget = from_env ? set : CONVSEL_VERIFY_MEMORY_SHARE * (double)convsel_memory_available();
     if (!from_env && !(budget > 0.0))
         return n_var; /* the memory available is unknown */
     double fit = 1.0 + floor(budget / (double)each);
@@ -204,8 +204,7 @@ int convsel_verify_in_place_rounds(double round_s, double budget_s)
  * variable of that name), and a note when it cut the rounds. */
 static int in_place_rounds(double round_s, int verbose)
 {
-    const char *env = getenv("CONVSEL_VERIFY_IN_PLACE_S");
-    double budget = env && *env ? strtod(env, NULL) : CONVSEL_VERIFY_IN_PLACE_S;
+    double budget = convsel_env_double("CONVSEL_VERIFY_IN_PLACE_S", 0.0, CONVSEL_VERIFY_IN_PLACE_S);
     int rounds = convsel_verify_in_place_rounds(round_s, budget);
     if (rounds < CONVSEL_VERIFY_IN_PLACE_ROUNDS && verbose)
         fprintf(stderr,

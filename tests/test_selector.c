@@ -539,7 +539,8 @@ static void test_verify_decide(void)
 }
 
 /* mode 0: --alone; 1: in place; 2: in place with no memory for a variant
- * (CONVSEL_VERIFY_MAX_BYTES=0), which must decide by the times alone. */
+ * (CONVSEL_VERIFY_MAX_BYTES=0), which must decide by the times alone; 3: in
+ * place with no time for rounds (CONVSEL_VERIFY_IN_PLACE_S=0). */
 static void test_verified_choices(int mode)
 {
     int in_place = mode == 1 || mode == 3;
@@ -648,6 +649,27 @@ static void test_in_place_rounds(void)
     CHECK_EQ(convsel_verify_in_place_rounds(1.0, NAN), CONVSEL_VERIFY_IN_PLACE_MIN_ROUNDS);
     CHECK_EQ(convsel_verify_in_place_rounds(0.0, 10.0), CONVSEL_VERIFY_IN_PLACE_ROUNDS);
     CHECK_EQ(convsel_verify_in_place_rounds(1.0, 1e300), CONVSEL_VERIFY_IN_PLACE_ROUNDS);
+}
+
+/* The verify budgets' environment variables: a number >= the minimum, or the
+ * fallback for anything else (a typo must not read as 0). */
+static void test_env_double(void)
+{
+    const char *name = "CONVSEL_TEST_ENV_DOUBLE";
+    unsetenv(name);
+    CHECK(convsel_env_double(name, 0.0, 7.0) == 7.0);
+    const char *bad[] = {"", "abc", "12abc", "-1", "inf", "nan", "1e999"};
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        setenv(name, bad[i], 1);
+        CHECK_MSG(convsel_env_double(name, 0.0, 7.0) == 7.0, "'%s' was taken", bad[i]);
+    }
+    setenv(name, "0", 1);
+    CHECK(convsel_env_double(name, 0.0, 7.0) == 0.0);
+    setenv(name, "2.5", 1);
+    CHECK(convsel_env_double(name, 0.0, 7.0) == 2.5);
+    setenv(name, "6e8", 1);
+    CHECK(convsel_env_double(name, 0.0, 7.0) == 6e8);
+    unsetenv(name);
 }
 
 /* --check: the plan returned is the one the report names — the model's
@@ -837,6 +859,7 @@ int main(void)
     test_verified_choices(2);
     test_verified_choices(3);
     test_in_place_rounds();
+    test_env_double();
     test_checked_plan();
     test_layout_queries();
     test_dp_against_brute_force();
