@@ -41,7 +41,8 @@ extern "C" {
     X(VERSION_MISMATCH, "unknown file format version")                         \
     X(NOT_FOUND, "not found")                                                  \
     X(INTERRUPTED, "interrupted")                                              \
-    X(BACKEND_ERROR, "backend library error")
+    X(BACKEND_ERROR, "backend library error")                                  \
+    X(WRONG_RESULT, "wrong result")
 
 typedef enum {
 #define CONVSEL_STATUS_ENUM(name, text) CONVSEL_##name,
@@ -806,6 +807,21 @@ convsel_status convsel_runner_create(const convsel_plan *plan, uint64_t seed, co
 /* One end-to-end pass over the network's convolutions and reorders. */
 convsel_status convsel_runner_run(convsel_runner *runner);
 void convsel_runner_destroy(convsel_runner *runner);
+/*
+ * One pass checked step by step, for tests and `convsel run --check`: every
+ * convolution's output against the reference convolution of the input it
+ * read, within 4 times the primitive's expected error and at least
+ * CONVSEL_RUNNER_CHECK_EXACT (max|y - y_ref| / max|y_ref|); every layer's
+ * input against what the previous layer wrote, or the network's random input
+ * where it is not connected, and every reorder's output against its input,
+ * exactly; and the padded channels of every blocked tensor read or written
+ * zero. Slow: the reference is plain loops. *worst_error (may be NULL) gets
+ * the largest convolution error relative to its bound (<= 1 when all pass).
+ * Returns OK, WRONG_RESULT naming the layer and what differs, or the error of
+ * a step that failed.
+ */
+#define CONVSEL_RUNNER_CHECK_EXACT 1e-4
+convsel_status convsel_runner_check(convsel_runner *runner, double *worst_error);
 /* Number of reorders one pass executes. */
 size_t convsel_runner_reorder_count(const convsel_runner *runner);
 /* Where the time goes inside the network: with on, every later pass also

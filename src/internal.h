@@ -134,6 +134,12 @@ size_t convsel_resident_bytes(void);
  * unset, empty, not wholly a finite number, or below min. */
 double convsel_env_double(const char *name, double min, double fallback);
 
+/* Index of element (n, c, y, x) of an activation of c_count channels and
+ * h×w pixels stored in layout; c may run into a blocked layout's padded
+ * channels (up to the next multiple of the block). */
+size_t convsel_layout_offset(convsel_layout layout, int64_t c_count, int64_t h, int64_t w, int64_t n, int64_t c,
+                             int64_t y, int64_t x);
+
 /* Quantile q (0..1) of sorted[0..m), m >= 1, ascending (timing.c). */
 double convsel_quantile(const double *sorted, int m, double q);
 

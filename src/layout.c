@@ -35,3 +35,13 @@ size_t convsel_layout_elems(convsel_layout layout, int64_t mb, int64_t c, int64_
     int64_t cp = CONVSEL_DIV_UP(c, block) * block;
     return (size_t)mb * (size_t)cp * (size_t)h * (size_t)w;
 }
+
+size_t convsel_layout_offset(convsel_layout layout, int64_t c_count, int64_t h, int64_t w, int64_t n, int64_t c,
+                             int64_t y, int64_t x)
+{
+    int64_t block = ((int)layout >= 0 && layout < CONVSEL_LAYOUT_COUNT) ? layouts[layout].block : 1;
+    if (layout == CONVSEL_LAYOUT_NHWC)
+        return (size_t)(((n * h + y) * w + x) * c_count + c);
+    int64_t blocks = CONVSEL_DIV_UP(c_count, block);
+    return (size_t)((((n * blocks + c / block) * h + y) * w + x) * block + c % block);
+}

@@ -3,31 +3,17 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "internal.h"
+#include "runner_internal.h"
 
-enum step_kind { STEP_CONV, STEP_REORDER };
+uint64_t convsel_runner_weights_seed(uint64_t seed, size_t layer)
+{
+    return seed ^ (0x9e3779b97f4a7c15ull * (layer + 1));
+}
 
-struct step {
-    enum step_kind kind;
-    convsel_instance *conv;
-    convsel_reorder *reorder;
-    const float *in;
-    float *out;
-    size_t layer; /* the plan layer it is charged to (a reorder: the layer it feeds, or the layer it exits) */
-};
-
-struct convsel_runner {
-    struct step *steps;
-    size_t n_steps, n_reorders;
-    float **buffers; /* every buffer the runner owns */
-    size_t n_buffers, cap_buffers;
-    int threads;
-    size_t n_layers; /* the plan's */
-    /* convsel_runner_time_layers: every step's time of every run, run-major. */
-    int timing;
-    double *step_ms;
-    size_t n_runs, cap_runs;
-};
+uint64_t convsel_runner_input_seed(uint64_t seed, size_t layer)
+{
+    return seed + 7919 * layer;
+}
 
 static float *runner_buffer(convsel_runner *r, size_t elems)
 {
@@ -97,7 +83,7 @@ static convsel_status push_step(convsel_runner *r, size_t *cap, struct step step
 static convsel_status push_reorder(convsel_runner *r, size_t *cap, size_t layer, int64_t mb, int64_t c, int64_t h,
                                    int64_t w, convsel_layout from, convsel_layout to, const float *in, float **out)
 {
-    struct step step = {STEP_REORDER, NULL, NULL, in, NULL, layer};
+    struct step step = {STEP_REORDER, NULL, NULL, in, NULL, layer, mb, c, h, w, from, to};
     step.out = runner_buffer(r, convsel_layout_elems(to, mb, c, h, w));
     if (!step.out)
         return convsel_error(CONVSEL_OUT_OF_MEMORY, "out of memory for activations");
@@ -121,6 +107,17 @@ convsel_status convsel_runner_create(const convsel_plan *plan, uint64_t seed, co
     if (!r)
         return convsel_error(CONVSEL_OUT_OF_MEMORY, "out of memory");
     r->threads = plan->threads > 0 ? plan->threads : 1;
+    r->seed = seed;
+    r->problems = malloc(plan->n_layers * sizeof *r->problems);
+    r->connected = calloc(plan->n_layers, 1);
+    if (!r->problems || !r->connected) {
+        convsel_runner_destroy(r);
+        return convsel_error(CONVSEL_OUT_OF_MEMORY, "out of memory");
+    }
+    for (size_t i = 0; i < plan->n_layers; i++) {
+        r->problems[i] = plan->layers[i].problem;
+        r->connected[i] = i > 0 && plan->layers[i].connected;
+    }
     size_t cap = 0;
     convsel_status st = CONVSEL_OK;
     const convsel_layout boundary = plan->boundary_layout;
@@ -149,7 +146,7 @@ convsel_status convsel_runner_create(const convsel_plan *plan, uint64_t seed, co
                     break;
             }
             float *fresh = NULL;
-            st = random_activation(r, p->mb, p->ic, p->ih, p->iw, boundary, seed + 7919 * i, &fresh);
+            st = random_activation(r, p->mb, p->ic, p->ih, p->iw, boundary, convsel_runner_input_seed(seed, i), &fresh);
             in = fresh;
             in_layout = boundary;
         }
@@ -161,14 +158,15 @@ convsel_status convsel_runner_create(const convsel_plan *plan, uint64_t seed, co
         if (st != CONVSEL_OK)
             break;
 
-        struct step step = {STEP_CONV, NULL, NULL, in, NULL, i};
+        struct step step = {STEP_CONV, NULL, NULL, in, NULL, i, p->mb, p->oc, p->oh, p->ow, l->src_layout,
+                            l->dst_layout};
         size_t wn = convsel_problem_weights_elems(p);
         float *weights = convsel_alloc(wn * sizeof(float));
         if (!weights) {
             st = convsel_error(CONVSEL_OUT_OF_MEMORY, "out of memory for weights of layer %zu", i + 1);
             break;
         }
-        convsel_fill_random(weights, wn, seed ^ (0x9e3779b97f4a7c15ull * (i + 1)));
+        convsel_fill_random(weights, wn, convsel_runner_weights_seed(seed, i));
         st = convsel_instance_create(index, p, r->threads, weights, &step.conv);
         convsel_free(weights);
         if (st != CONVSEL_OK) {
@@ -296,6 +294,8 @@ void convsel_runner_destroy(convsel_runner *r)
     for (size_t i = 0; i < r->n_buffers; i++)
         convsel_free(r->buffers[i]);
     free(r->buffers);
+    free(r->problems);
+    free(r->connected);
     free(r->steps);
     free(r->step_ms);
     free(r);

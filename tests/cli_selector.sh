@@ -38,6 +38,10 @@ grep -Eq '"primitive": *"(winograd_|onednn_winograd)' "$tmp/plan_me.json" && fai
 # run: the plan end to end.
 expect_rc 0 run --net "$tmp/tiny.txt" --plan "$tmp/plan.json" --max-time 0.2 --json
 grep -q '"median_ms": [0-9]' "$tmp/out" || fail "run --json lacks median_ms: $(cat "$tmp/out")"
+expect_rc 0 run --net "$tmp/tiny.txt" --plan "$tmp/plan.json" --max-time 0.1 --check
+grep -q '^checked: every layer matches the reference' "$tmp/out" || fail "run --check: $(cat "$tmp/out")"
+expect_rc 0 run --net "$tmp/tiny.txt" --plan "$tmp/plan.json" --max-time 0.1 --check --json
+grep -q '"checked": true, "worst_error_of_bound": [0-9]' "$tmp/out" || fail "run --check --json: $(cat "$tmp/out")"
 
 # compare, with the verified plan too: every key the issue names.
 expect_rc 0 compare --net "$tmp/tiny.txt" --threads 1 --verify 2 --max-time 0.3 --profile-time 0.02 --json

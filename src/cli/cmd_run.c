@@ -7,7 +7,7 @@
 
 static void usage(FILE *out)
 {
-    fprintf(out, "usage: convsel run --net FILE --plan PLAN [--max-time S] [--json]\n"
+    fprintf(out, "usage: convsel run --net FILE --plan PLAN [--max-time S] [--check] [--json]\n"
                  "\n"
                  "Creates every layer's primitive of PLAN (random weights and input), runs the\n"
                  "network's convolutions in order with the reorders the plan implies, and reports\n"
@@ -16,6 +16,8 @@ static void usage(FILE *out)
                  "  --net FILE    the network the plan was made for (checked against the plan)\n"
                  "  --plan PLAN   a plan file from 'convsel select -o'\n"
                  "  --max-time S  time spent measuring after warm-up (default 3)\n"
+                 "  --check       first one pass checked layer by layer against the reference\n"
+                 "                convolution (slow: plain loops); a wrong result fails the run\n"
                  "  --json        print {\"network\", \"median_ms\", \"min_ms\", ...}\n");
 }
 
@@ -50,7 +52,7 @@ int cmd_run(int argc, char **argv)
 {
     const char *net_file = NULL, *plan_file = NULL;
     double max_time = 3.0;
-    int json = 0;
+    int json = 0, check = 0;
     for (int i = 1; i < argc; i++) {
         const char *v;
         if (cli_is_help(argv[i])) {
@@ -67,6 +69,8 @@ int cmd_run(int argc, char **argv)
                 return CLI_USAGE;
         } else if (!strcmp(argv[i], "--json")) {
             json = 1;
+        } else if (!strcmp(argv[i], "--check")) {
+            check = 1;
         } else {
             fprintf(stderr, "convsel run: unknown argument '%s'\n", argv[i]);
             usage(stderr);
@@ -110,6 +114,9 @@ int cmd_run(int argc, char **argv)
     convsel_runner *runner = NULL;
     st = convsel_runner_create(plan, 1, &runner);
     convsel_timing timing = {0};
+    double worst = -1.0;
+    if (st == CONVSEL_OK && check)
+        st = convsel_runner_check(runner, &worst);
     if (st == CONVSEL_OK) {
         convsel_timing_options opts;
         convsel_timing_options_default(&opts);
@@ -124,14 +131,21 @@ int cmd_run(int argc, char **argv)
         rc = cli_fail("run", st);
     } else if (json) {
         printf("{\"network\": \"%s\", \"mb\": %lld, \"threads\": %d, \"layers\": %zu, \"reorders\": %zu, "
-               "\"median_ms\": %.4f, \"min_ms\": %.4f, \"p10_ms\": %.4f, \"p90_ms\": %.4f, \"runs\": %d}\n",
+               "\"median_ms\": %.4f, \"min_ms\": %.4f, \"p10_ms\": %.4f, \"p90_ms\": %.4f, \"runs\": %d",
                convsel_network_name(net), (long long)plan->mb, plan->threads, plan->n_layers,
                convsel_runner_reorder_count(runner), timing.median_ms, timing.min_ms, timing.p10_ms, timing.p90_ms,
                timing.runs);
+        if (check)
+            printf(", \"checked\": true, \"worst_error_of_bound\": %.4g", worst);
+        printf("}\n");
     } else {
         printf("network %s: %zu layers, %zu reorders, mb%lld, %d thread%s\n", convsel_network_name(net),
                plan->n_layers, convsel_runner_reorder_count(runner), (long long)plan->mb, plan->threads,
                plan->threads == 1 ? "" : "s");
+        if (check)
+            printf("checked: every layer matches the reference convolution (the worst at %.2g of its bound), every "
+                   "tensor reached the next layer intact\n",
+                   worst);
         printf("median %.3f ms  (min %.3f, p10 %.3f, p90 %.3f; %d runs)\n", timing.median_ms, timing.min_ms,
                timing.p10_ms, timing.p90_ms, timing.runs);
     }

@@ -1,0 +1,49 @@
+/*
+ * The network runner's insides, shared by runner.c (building and running a
+ * plan) and runner_check.c (a pass checked against the reference). Never
+ * installed.
+ */
+#ifndef CONVSEL_RUNNER_INTERNAL_H
+#define CONVSEL_RUNNER_INTERNAL_H
+
+#include "internal.h"
+
+enum step_kind { STEP_CONV, STEP_REORDER };
+
+struct step {
+    enum step_kind kind;
+    convsel_instance *conv;
+    convsel_reorder *reorder;
+    const float *in;
+    float *out;
+    size_t layer; /* the plan layer it is charged to (a reorder: the layer it feeds, or the layer it exits) */
+    /* A reorder's tensor: mb×c×h×w from in_layout to out_layout. */
+    int64_t mb, c, h, w;
+    convsel_layout in_layout, out_layout;
+};
+
+struct convsel_runner {
+    struct step *steps;
+    size_t n_steps, n_reorders;
+    float **buffers; /* every buffer the runner owns */
+    size_t n_buffers, cap_buffers;
+    int threads;
+    size_t n_layers; /* the plan's */
+    /* What convsel_runner_check needs to recompute each layer: its problem,
+     * whether it reads the previous layer's output (else random activations
+     * from convsel_runner_input_seed), and the seed of the weights. */
+    convsel_problem *problems;
+    unsigned char *connected;
+    uint64_t seed;
+    /* convsel_runner_time_layers: every step's time of every run, run-major. */
+    int timing;
+    double *step_ms;
+    size_t n_runs, cap_runs;
+};
+
+/* The seeds of layer i's random weights and, when it is not connected, of its
+ * random input activations (made in nchw). */
+uint64_t convsel_runner_weights_seed(uint64_t seed, size_t layer);
+uint64_t convsel_runner_input_seed(uint64_t seed, size_t layer);
+
+#endif

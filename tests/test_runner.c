@@ -1,0 +1,242 @@
+/*
+ * The network runner computes the network: plans that force each primitive
+ * of the catalogue onto every layer it fits, beside random choices elsewhere
+ * and random reorder costs (so every layout meets every other), are run
+ * with convsel_runner_check, which compares each layer with the reference
+ * convolution and each tensor with what should have reached it. The networks
+ * mix connected chains, broken connections, repeats, padded channel blocks,
+ * batch 2, groups, strides and dilation. Then the check itself must fail on a
+ * changed input, a dirty padded channel and wrong weights.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "check.h"
+#include "convsel.h"
+#include "runner_internal.h"
+
+static const char *const networks[] = {
+    /* Padded blocks (3, 24, 40 channels), a chain, a broken connection, a stride,
+     * a non-square tensor and kernel. */
+    "mb1ic3ih13oc24oh13kh3ph1n\"a\"\nmb1ic24ih13oc40oh13kh1ph0n\"b\"\nmb1ic40ih13oc40oh13kh3ph1n\"c\"\n"
+    "mb1ic16ih16oc16oh8kh3sh2ph1n\"d\"\nmb1ic16ih8oc20oh8kh1ph0n\"e\"\nmb1ic20ih8iw5oc24oh8ow5kh3kw1ph1pw0n\"rect\"\n",
+    /* Batch 2, a depthwise layer, a 5x5, a repeat connected to itself. */
+    "mb2g32ic32ih10oc32oh10kh3ph1n\"dw\"\nmb2ic32ih10oc20oh10kh1ph0n\"pw\"\nmb2ic20ih10oc20oh10kh5ph2n\"k5*2\"\n",
+    /* Dilation, a strided 7x7 with odd sizes, grouped 3x3, a 1x1 stride 2. */
+    "mb1ic8ih12oc8oh12kh3dh1ph2n\"dil\"\nmb1ic8ih23oc17oh12kh7sh2ph3n\"k7\"\n"
+    "mb1g2ic16ih9oc32oh9kh3ph1n\"grp\"\nmb1ic32ih9oc48oh5kh1sh2ph0n\"s2\"\n",
+};
+
+struct forced {
+    size_t primitive; /* the primitive made cheapest wherever it fits */
+    uint64_t seed;
+};
+
+static uint64_t scramble(uint64_t x)
+{
+    x += 0x9e3779b97f4a7c15ull;
+    x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
+    x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
+    return x ^ (x >> 31);
+}
+
+static convsel_status forced_conv(void *ctx, const convsel_problem *p, int threads, size_t prim, double *ms)
+{
+    const struct forced *f = ctx;
+    (void)threads;
+    uint64_t h = scramble(f->seed ^ scramble((uint64_t)prim << 32 ^ (uint64_t)(p->oc * 977 + p->ih * 31 + p->kh)));
+    *ms = prim == f->primitive ? 0.01 : 1.0 + (double)(h % 900) / 100.0;
+    return CONVSEL_OK;
+}
+
+static convsel_status forced_reorder(void *ctx, int64_t mb, int64_t c, int64_t h, int64_t w, convsel_layout from,
+                                     convsel_layout to, int threads, double *ms)
+{
+    const struct forced *f = ctx;
+    (void)threads;
+    uint64_t x = scramble(f->seed ^ (uint64_t)(mb + c * 13 + h * 101 + w * 7) ^ ((uint64_t)from << 20) ^
+                          ((uint64_t)to << 24));
+    *ms = (double)(x % 300) / 100.0;
+    return CONVSEL_OK;
+}
+
+static convsel_network *write_network(const char *text)
+{
+    char path[] = "/tmp/convsel_test_runner_XXXXXX";
+    int fd = mkstemp(path);
+    if (fd < 0)
+        return NULL;
+    ssize_t n = write(fd, text, strlen(text));
+    close(fd);
+    convsel_network *net = NULL;
+    if (n == (ssize_t)strlen(text))
+        convsel_network_load(path, 0, &net);
+    unlink(path);
+    return net;
+}
+
+static convsel_plan *forced_plan(const convsel_network *net, size_t primitive, uint64_t seed, int threads)
+{
+    struct forced f = {primitive, seed};
+    convsel_cost_source src = {forced_conv, forced_reorder, &f, "forced", NULL, CONVSEL_STAT_MEDIAN};
+    convsel_select_options o = {threads, 0.0, NULL, 0, 0};
+    convsel_plan *plan = NULL;
+    convsel_status st = convsel_select(net, &o, &src, &plan);
+    CHECK_MSG(st == CONVSEL_OK, "select: %s", convsel_last_error());
+    return plan;
+}
+
+/* Every primitive on every layer it fits, at 1 and 2 threads: the runner's
+ * results are the reference's. */
+static void test_plans_compute_the_network(void)
+{
+    size_t n_prim = convsel_primitive_count();
+    unsigned char *checked = calloc(n_prim, 1), *fits = calloc(n_prim, 1);
+    size_t runs = 0, reorders = 0;
+    for (size_t t = 0; t < CONVSEL_ARRAY_SIZE(networks); t++) {
+        convsel_network *net = write_network(networks[t]);
+        CHECK(net != NULL);
+        if (!net)
+            continue;
+        for (size_t l = 0; l < convsel_network_size(net); l++)
+            for (size_t p = 0; p < n_prim; p++)
+                fits[p] |= !convsel_primitive_is_reference(p) &&
+                           convsel_primitive_applicable(p, convsel_network_layer(net, l), NULL, 0);
+        for (size_t p = 0; p < n_prim; p++) {
+            if (convsel_primitive_is_reference(p))
+                continue;
+            for (uint64_t seed = 1; seed <= 2; seed++) {
+                int threads = (int)seed;
+                convsel_plan *plan = forced_plan(net, p, seed * 7919 + t, threads);
+                if (!plan)
+                    continue;
+                convsel_runner *runner = NULL;
+                convsel_status st = convsel_runner_create(plan, seed, &runner);
+                CHECK_MSG(st == CONVSEL_OK, "runner: %s", convsel_last_error());
+                double worst = -1.0;
+                if (runner) {
+                    /* A timed pass first: buffers are reused across passes. */
+                    CHECK_EQ(convsel_runner_run(runner), CONVSEL_OK);
+                    st = convsel_runner_check(runner, &worst);
+                    CHECK_MSG(st == CONVSEL_OK, "network %zu, %s forced, seed %llu: %s", t + 1,
+                              convsel_primitive_name(p), (unsigned long long)seed, convsel_last_error());
+                    CHECK(worst >= 0.0 && worst <= 1.0);
+                    reorders += convsel_runner_reorder_count(runner);
+                    runs++;
+                }
+                for (size_t i = 0; i < plan->n_layers && st == CONVSEL_OK; i++) {
+                    size_t idx;
+                    if (convsel_primitive_find(plan->layers[i].primitive, &idx) == CONVSEL_OK)
+                        checked[idx] = 1;
+                }
+                convsel_runner_destroy(runner);
+                convsel_plan_destroy(plan);
+            }
+        }
+        convsel_network_destroy(net);
+    }
+    /* Every primitive that fits some layer ran in a checked network. */
+    for (size_t p = 0; p < n_prim; p++)
+        CHECK_MSG(!fits[p] || checked[p], "%s fits a layer but no checked plan ran it", convsel_primitive_name(p));
+    CHECK(runs > 0);
+    CHECK(reorders > 0);
+    printf("checked %zu network runs (%zu reorders)\n", runs, reorders);
+    free(checked);
+    free(fits);
+}
+
+/* A step by kind, from the end when last is set. */
+static struct step *find_step(convsel_runner *r, enum step_kind kind, int last)
+{
+    for (size_t k = 0; k < r->n_steps; k++) {
+        struct step *s = &r->steps[last ? r->n_steps - 1 - k : k];
+        if (s->kind == kind)
+            return s;
+    }
+    return NULL;
+}
+
+/* The check fails, naming the layer, on what it is there to catch. */
+static void test_check_catches(void)
+{
+    convsel_network *net = write_network(networks[0]);
+    CHECK(net != NULL);
+    if (!net)
+        return;
+    size_t direct;
+    CHECK_EQ(convsel_primitive_find("direct_simd", &direct), CONVSEL_OK);
+    /* A plan whose network input arrives blocked, straight into layer 1:
+     * the check pass itself then writes nothing over its padded channels. */
+    convsel_plan *plan = NULL;
+    for (uint64_t seed = 1; seed <= 64 && !plan; seed++) {
+        plan = forced_plan(net, direct, seed, 1);
+        if (plan && plan->boundary_layout == CONVSEL_LAYOUT_NCHW) {
+            convsel_plan_destroy(plan);
+            plan = NULL;
+        }
+    }
+    CHECK(plan != NULL);
+    convsel_runner *r = NULL;
+    if (plan)
+        CHECK_EQ(convsel_runner_create(plan, 5, &r), CONVSEL_OK);
+    if (r) {
+        /* A changed network input (layer 1 reads one of its own). */
+        struct step *first = find_step(r, STEP_CONV, 0);
+        const float *in = first->in;
+        for (size_t k = 0; k < r->n_steps && r->steps[k].kind == STEP_REORDER; k++)
+            in = r->steps[k].in;
+        float keep = in[1];
+        ((float *)in)[1] = keep + 0.5f;
+        CHECK_EQ(convsel_runner_check(r, NULL), CONVSEL_WRONG_RESULT);
+        CHECK(strstr(convsel_last_error(), "layer 1 'a'") && strstr(convsel_last_error(), "input"));
+        ((float *)in)[1] = keep;
+        CHECK_EQ(convsel_runner_check(r, NULL), CONVSEL_OK);
+
+        /* Layer 1 made again with other weights: off the reference. */
+        struct step *s1 = find_step(r, STEP_CONV, 0);
+        const convsel_problem *p = &r->problems[0];
+        size_t wn = convsel_problem_weights_elems(p);
+        float *weights = malloc(wn * sizeof *weights);
+        convsel_instance *other = NULL;
+        if (weights) {
+            convsel_fill_random(weights, wn, 12345);
+            CHECK_EQ(convsel_instance_create(convsel_instance_primitive(s1->conv), p, 1, weights, &other),
+                     CONVSEL_OK);
+        }
+        if (other) {
+            convsel_instance *kept = s1->conv;
+            s1->conv = other;
+            CHECK_EQ(convsel_runner_check(r, NULL), CONVSEL_WRONG_RESULT);
+            CHECK(strstr(convsel_last_error(), "layer 1 'a'") && strstr(convsel_last_error(), "reference"));
+            s1->conv = kept;
+        }
+        convsel_instance_destroy(other);
+        free(weights);
+
+        /* A dirty padded channel in the input of layer 1 (3 channels of a
+         * block of 8 or 16), read by a primitive that may assume zeros. */
+        struct step *s = &r->steps[0];
+        CHECK(s->kind == STEP_CONV && convsel_layout_elems(s->in_layout, 1, 3, 13, 13) > 3 * 13 * 13);
+        if (s->kind == STEP_CONV && convsel_layout_elems(s->in_layout, 1, 3, 13, 13) > 3 * 13 * 13) {
+            float *pad = (float *)s->in + convsel_layout_offset(s->in_layout, 3, 13, 13, 0, 3, 0, 0);
+            *pad = 1.0f;
+            CHECK_EQ(convsel_runner_check(r, NULL), CONVSEL_WRONG_RESULT);
+            CHECK(strstr(convsel_last_error(), "layer 1 'a'") && strstr(convsel_last_error(), "padded channels"));
+            *pad = 0.0f;
+        }
+        CHECK_EQ(convsel_runner_check(r, NULL), CONVSEL_OK);
+    }
+    convsel_runner_destroy(r);
+    convsel_plan_destroy(plan);
+    convsel_network_destroy(net);
+    CHECK_EQ(convsel_runner_check(NULL, NULL), CONVSEL_INVALID_ARGUMENT);
+}
+
+int main(void)
+{
+    test_plans_compute_the_network();
+    test_check_catches();
+    return CHECK_DONE();
+}
