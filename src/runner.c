@@ -78,15 +78,24 @@ static convsel_status push_step(convsel_runner *r, size_t *cap, struct step step
     return CONVSEL_OK;
 }
 
-/* Appends a reorder of in (layout from) into a new buffer in layout to,
- * charged to plan layer `layer`. */
-static convsel_status push_reorder(convsel_runner *r, size_t *cap, size_t layer, int64_t mb, int64_t c, int64_t h,
-                                   int64_t w, convsel_layout from, convsel_layout to, const float *in, float **out)
+/* The slot for a tensor of elems written by a step that reads in_slot (-1:
+ * a buffer of its own): the other one, else the one not written last. */
+static int pick_slot(convsel_runner *r, int in_slot, size_t elems)
 {
-    struct step step = {STEP_REORDER, NULL, NULL, in, NULL, layer, mb, c, h, w, from, to};
-    step.out = runner_buffer(r, convsel_layout_elems(to, mb, c, h, w));
-    if (!step.out)
-        return convsel_error(CONVSEL_OUT_OF_MEMORY, "out of memory for activations");
+    int slot = in_slot >= 0 ? 1 - in_slot : 1 - r->last_slot;
+    r->slot_elems[slot] = CONVSEL_MAX(r->slot_elems[slot], elems);
+    r->last_slot = slot;
+    return slot;
+}
+
+/* Appends a reorder of in (layout from; in own, or in_slot) into a slot in
+ * layout to, charged to plan layer `layer`; *out_slot gets the slot. */
+static convsel_status push_reorder(convsel_runner *r, size_t *cap, size_t layer, int64_t mb, int64_t c, int64_t h,
+                                   int64_t w, convsel_layout from, convsel_layout to, const float *own, int in_slot,
+                                   int *out_slot)
+{
+    struct step step = {STEP_REORDER, NULL, NULL, own, NULL, in_slot, -1, layer, mb, c, h, w, from, to};
+    step.out_slot = pick_slot(r, in_slot, convsel_layout_elems(to, mb, c, h, w));
     convsel_status st = convsel_reorder_create(mb, c, h, w, from, to, r->threads, &step.reorder);
     if (st == CONVSEL_OK)
         st = push_step(r, cap, step);
@@ -94,7 +103,7 @@ static convsel_status push_reorder(convsel_runner *r, size_t *cap, size_t layer,
         convsel_reorder_destroy(step.reorder);
         return st;
     }
-    *out = step.out;
+    *out_slot = step.out_slot;
     return CONVSEL_OK;
 }
 
@@ -121,7 +130,7 @@ convsel_status convsel_runner_create(const convsel_plan *plan, uint64_t seed, co
     size_t cap = 0;
     convsel_status st = CONVSEL_OK;
     const convsel_layout boundary = plan->boundary_layout;
-    float *prev_out = NULL;
+    int prev_slot = -1; /* the slot of the previous layer's output */
     for (size_t i = 0; i < plan->n_layers && st == CONVSEL_OK; i++) {
         const convsel_plan_layer *l = &plan->layers[i];
         const convsel_problem *p = &l->problem;
@@ -132,16 +141,17 @@ convsel_status convsel_runner_create(const convsel_plan *plan, uint64_t seed, co
         /* The layer's input: the previous layer's output when connected,
          * else fresh activations arriving in the boundary layout. */
         const float *in = NULL;
+        int in_slot = -1;
         convsel_layout in_layout;
         if (i > 0 && l->connected) {
-            in = prev_out;
+            in_slot = prev_slot;
             in_layout = plan->layers[i - 1].dst_layout;
         } else {
             if (i > 0 && plan->layers[i - 1].dst_layout != boundary) {
                 const convsel_problem *q = &plan->layers[i - 1].problem;
-                float *exit_buf;
+                int exit_slot;
                 st = push_reorder(r, &cap, i - 1, q->mb, q->oc, q->oh, q->ow, plan->layers[i - 1].dst_layout, boundary,
-                                  prev_out, &exit_buf);
+                                  NULL, prev_slot, &exit_slot);
                 if (st != CONVSEL_OK)
                     break;
             }
@@ -151,14 +161,16 @@ convsel_status convsel_runner_create(const convsel_plan *plan, uint64_t seed, co
             in_layout = boundary;
         }
         if (st == CONVSEL_OK && in_layout != l->src_layout) {
-            float *moved = NULL;
-            st = push_reorder(r, &cap, i, p->mb, p->ic, p->ih, p->iw, in_layout, l->src_layout, in, &moved);
-            in = moved;
+            int moved_slot;
+            st = push_reorder(r, &cap, i, p->mb, p->ic, p->ih, p->iw, in_layout, l->src_layout, in, in_slot,
+                              &moved_slot);
+            in = NULL;
+            in_slot = moved_slot;
         }
         if (st != CONVSEL_OK)
             break;
 
-        struct step step = {STEP_CONV, NULL, NULL, in, NULL, i, p->mb, p->oc, p->oh, p->ow, l->src_layout,
+        struct step step = {STEP_CONV, NULL, NULL, in, NULL, in_slot, -1, i, p->mb, p->oc, p->oh, p->ow, l->src_layout,
                             l->dst_layout};
         size_t wn = convsel_problem_weights_elems(p);
         float *weights = convsel_alloc(wn * sizeof(float));
@@ -185,21 +197,32 @@ convsel_status convsel_runner_create(const convsel_plan *plan, uint64_t seed, co
             convsel_instance_destroy(step.conv);
             break;
         }
-        step.out = runner_buffer(r, convsel_layout_elems(l->dst_layout, p->mb, p->oc, p->oh, p->ow));
-        st = step.out ? push_step(r, &cap, step) : convsel_error(CONVSEL_OUT_OF_MEMORY, "out of memory");
+        step.out_slot = pick_slot(r, in_slot, convsel_layout_elems(l->dst_layout, p->mb, p->oc, p->oh, p->ow));
+        st = push_step(r, &cap, step);
         if (st != CONVSEL_OK) {
             convsel_instance_destroy(step.conv);
             break;
         }
-        prev_out = step.out;
+        prev_slot = step.out_slot;
     }
     if (st == CONVSEL_OK) {
         const convsel_plan_layer *last = &plan->layers[plan->n_layers - 1];
         if (last->dst_layout != boundary) {
-            float *exit_buf;
+            int exit_slot;
             st = push_reorder(r, &cap, plan->n_layers - 1, last->problem.mb, last->problem.oc, last->problem.oh,
-                              last->problem.ow, last->dst_layout, boundary, prev_out, &exit_buf);
+                              last->problem.ow, last->dst_layout, boundary, NULL, prev_slot, &exit_slot);
         }
+    }
+    /* The slots, once their sizes are known, and every step's pointers into them. */
+    float *slots[2] = {NULL, NULL};
+    for (int k = 0; k < 2 && st == CONVSEL_OK; k++)
+        if (r->slot_elems[k] && !(slots[k] = runner_buffer(r, r->slot_elems[k])))
+            st = convsel_error(CONVSEL_OUT_OF_MEMORY, "out of memory for activations");
+    for (size_t k = 0; k < r->n_steps && st == CONVSEL_OK; k++) {
+        struct step *s = &r->steps[k];
+        if (s->in_slot >= 0)
+            s->in = slots[s->in_slot];
+        s->out = slots[s->out_slot];
     }
     r->n_layers = plan->n_layers;
     if (st != CONVSEL_OK) {

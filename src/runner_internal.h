@@ -16,6 +16,7 @@ struct step {
     convsel_reorder *reorder;
     const float *in;
     float *out;
+    int in_slot, out_slot; /* the shared slot in or out lives in, or -1: a buffer of its own */
     size_t layer; /* the plan layer it is charged to (a reorder: the layer it feeds, or the layer it exits) */
     /* A reorder's tensor: mb×c×h×w from in_layout to out_layout. */
     int64_t mb, c, h, w;
@@ -27,6 +28,12 @@ struct convsel_runner {
     size_t n_steps, n_reorders;
     float **buffers; /* every buffer the runner owns */
     size_t n_buffers, cap_buffers;
+    /* Every tensor a step writes is read by the next step at most, so all of
+     * them take turns in two slots (a step never writes the slot it reads);
+     * only the network's inputs, which must keep their values from run to
+     * run, have buffers of their own. */
+    size_t slot_elems[2];
+    int last_slot; /* the slot written last while planning */
     int threads;
     size_t n_layers; /* the plan's */
     /* What convsel_runner_check needs to recompute each layer: its problem,
