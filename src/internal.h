@@ -44,6 +44,9 @@ void convsel_threads_set(int threads);
 
 /* 1 when a and b are the same convolution shape (names and repeats aside). */
 int convsel_problem_same_shape(const convsel_problem *a, const convsel_problem *b);
+/* 1 when prev's output has next's input shape (batch, channels, height,
+ * width), so that prev can feed next in a network. */
+int convsel_problem_feeds(const convsel_problem *prev, const convsel_problem *next);
 
 /* Whether primitive i may be chosen for p under opts, before any cost is
  * asked (not the reference, not excluded, within max_error, applicable);

@@ -489,6 +489,12 @@ convsel_status convsel_plan_load(const char *path, convsel_plan **out)
         reader_fail(&r, "plan has no layers");
     else if (plan->threads < 1 || plan->mb < 1)
         reader_fail(&r, "missing mb or threads");
+    for (size_t i = 0; i < plan->n_layers && r.st == CONVSEL_OK; i++)
+        if (plan->layers[i].connected && (i == 0 || !convsel_problem_feeds(&plan->layers[i - 1].problem,
+                                                                             &plan->layers[i].problem)))
+            r.st = convsel_error(CONVSEL_CORRUPT,
+                                 "%s: layer %zu is marked connected, but %s", path, i + 1,
+                                 i == 0 ? "it is the first" : "its input is not the previous layer's output shape");
 done:
     free(buf);
     if (r.st != CONVSEL_OK) {

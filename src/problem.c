@@ -368,3 +368,8 @@ int convsel_problem_same_shape(const convsel_problem *a, const convsel_problem *
            a->oh == b->oh && a->ow == b->ow && a->kh == b->kh && a->kw == b->kw && a->sh == b->sh && a->sw == b->sw &&
            a->ph == b->ph && a->pw == b->pw && a->dh == b->dh && a->dw == b->dw;
 }
+
+int convsel_problem_feeds(const convsel_problem *prev, const convsel_problem *next)
+{
+    return prev->mb == next->mb && prev->oc == next->ic && prev->oh == next->ih && prev->ow == next->iw;
+}

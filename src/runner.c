@@ -126,6 +126,13 @@ convsel_status convsel_runner_create(const convsel_plan *plan, uint64_t seed, co
     for (size_t i = 0; i < plan->n_layers; i++) {
         r->problems[i] = plan->layers[i].problem;
         r->connected[i] = i > 0 && plan->layers[i].connected;
+        /* A connected layer reads the previous one's output buffer as its input. */
+        if (r->connected[i] && !convsel_problem_feeds(&plan->layers[i - 1].problem, &plan->layers[i].problem)) {
+            convsel_runner_destroy(r);
+            return convsel_error(CONVSEL_INVALID_ARGUMENT,
+                                 "runner: layer %zu is marked connected, but its input is not layer %zu's output shape",
+                                 i + 1, i);
+        }
     }
     size_t cap = 0;
     convsel_status st = CONVSEL_OK;

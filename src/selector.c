@@ -214,11 +214,6 @@ static double reorder_cost(const convsel_cost_source *costs, int64_t mb, int64_t
     return ms;
 }
 
-static int shapes_connect(const convsel_problem *prev, const convsel_problem *next)
-{
-    return prev->mb == next->mb && prev->oc == next->ic && prev->oh == next->ih && prev->ow == next->iw;
-}
-
 /* Cost of going from layer p writing p_dst to layer q reading q_src, split
  * into the part charged to p (its exit into the boundary layout, when q does
  * not read p's output) and to q. */
@@ -501,7 +496,7 @@ convsel_status convsel_select(const convsel_network *network, const convsel_sele
     for (size_t l = 0, k = 0; seq && l < n_lines; l++) {
         for (int r = 0; r < lines[l].problem->repeat; r++, k++) {
             seq[k] = lines[l];
-            seq[k].connected = k > 0 && shapes_connect(seq[k - 1].problem, seq[k].problem);
+            seq[k].connected = k > 0 && convsel_problem_feeds(seq[k - 1].problem, seq[k].problem);
         }
         max_c = CONVSEL_MAX(max_c, lines[l].n);
     }
