@@ -116,13 +116,21 @@ void convsel_wino_matrices(int m, const double **at, const double **g, const dou
  * - U larger (ic=oc=512: 37.7 MiB for F(4,3)): big chunks (big_chunk_bytes,
  *   V and M in L3), so that U, streamed from memory, serves many rows per
  *   pass: 9% faster than small chunks on ic=oc=512 28x28.
- * Each thread works on its own chunks, without barriers, unless U is big and
- * the tiles too few to give every thread 2 register blocks of rows (7x7
+ * Each thread works on its own chunks, without barriers, unless the tiles
+ * are too few to give every thread 2 register blocks of rows (7x7 and 14x14
  * layers): then the team shares each chunk, split over tiles for the
  * transforms and over xi for the products, so that U is read once per chunk
- * rather than once per thread. The shared schedule needs 3 barriers per
- * chunk, which cost dearly when other processes compete for the cores: on
- * this machine under load, 2-thread runs took 2x longer shared than private.
+ * rather than once per thread. Until session 28 that was only where U is big:
+ * U "fitting in L3" holds when a layer is timed alone, but in a network the
+ * other layers' weights evict it between runs, and two threads each
+ * streaming all of U from memory ran ResNet-50's res4 3x3 layers at 1.45x
+ * their time alone (F(4,3), 9.4 MiB of U); shared, the model's 2-thread
+ * plans run 4-15% faster end to end (bench/results/winograd_shared_session28.md),
+ * and alone the layer is no slower (0.221 against 0.238 ms warm, 0.347
+ * against 0.490 with a 64 MiB flush). The shared schedule needs 3 barriers
+ * per chunk, which cost dearly when other processes compete for the cores:
+ * on the Cascade Lake under load, 2-thread runs took 2x longer shared than
+ * private.
  * ublock_bytes: the column block of U[xi] one GEMM call sweeps stays in L2
  * while every row block of V passes.
  */
@@ -242,7 +250,7 @@ static void plan_chunks(struct winograd_state *s, size_t u_bytes)
     if (t->force_schedule)
         s->shared = t->force_schedule == 2;
     else
-        s->shared = big && s->threads > 1 && per_thread < 2 * mr;
+        s->shared = s->threads > 1 && per_thread < 2 * mr;
     int64_t chunk;
     if (big || s->shared)
         chunk = CONVSEL_MAX((int64_t)t->big_chunk_bytes / per_tile, mr);
