@@ -94,7 +94,8 @@ static convsel_status push_reorder(convsel_runner *r, size_t *cap, size_t layer,
                                    int64_t w, convsel_layout from, convsel_layout to, const float *own, int in_slot,
                                    int *out_slot)
 {
-    struct step step = {STEP_REORDER, NULL, NULL, own, NULL, in_slot, -1, layer, mb, c, h, w, from, to};
+    struct step step = {.kind = STEP_REORDER, .in = own, .in_slot = in_slot, .layer = layer, .mb = mb, .c = c,
+                        .h = h, .w = w, .in_layout = from, .out_layout = to};
     step.out_slot = pick_slot(r, in_slot, convsel_layout_elems(to, mb, c, h, w));
     convsel_status st = convsel_reorder_create(mb, c, h, w, from, to, r->threads, &step.reorder);
     if (st == CONVSEL_OK)
@@ -177,8 +178,8 @@ convsel_status convsel_runner_create(const convsel_plan *plan, uint64_t seed, co
         if (st != CONVSEL_OK)
             break;
 
-        struct step step = {STEP_CONV, NULL, NULL, in, NULL, in_slot, -1, i, p->mb, p->oc, p->oh, p->ow, l->src_layout,
-                            l->dst_layout};
+        struct step step = {.kind = STEP_CONV, .in = in, .in_slot = in_slot, .layer = i, .in_layout = l->src_layout,
+                            .out_layout = l->dst_layout};
         size_t wn = convsel_problem_weights_elems(p);
         float *weights = convsel_alloc(wn * sizeof(float));
         if (!weights) {

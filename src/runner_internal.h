@@ -18,8 +18,7 @@ struct step {
     float *out;
     int in_slot, out_slot; /* the shared slot in or out lives in, or -1: a buffer of its own */
     size_t layer; /* the plan layer it is charged to (a reorder: the layer it feeds, or the layer it exits) */
-    /* A reorder's tensor: mb×c×h×w from in_layout to out_layout. */
-    int64_t mb, c, h, w;
+    int64_t mb, c, h, w; /* a reorder's tensor (a convolution's shapes are its layer's problem) */
     convsel_layout in_layout, out_layout;
 };
 
