@@ -11,10 +11,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "check.h"
 #include "convsel.h"
+#include "network_text.h"
 #include "runner_internal.h"
 
 static const char *const networks[] = {
@@ -62,21 +62,6 @@ static convsel_status forced_reorder(void *ctx, int64_t mb, int64_t c, int64_t h
     return CONVSEL_OK;
 }
 
-static convsel_network *write_network(const char *text)
-{
-    char path[] = "/tmp/convsel_test_runner_XXXXXX";
-    int fd = mkstemp(path);
-    if (fd < 0)
-        return NULL;
-    ssize_t n = write(fd, text, strlen(text));
-    close(fd);
-    convsel_network *net = NULL;
-    if (n == (ssize_t)strlen(text))
-        convsel_network_load(path, 0, &net);
-    unlink(path);
-    return net;
-}
-
 static convsel_plan *forced_plan(const convsel_network *net, size_t primitive, uint64_t seed, int threads)
 {
     struct forced f = {primitive, seed};
@@ -96,7 +81,7 @@ static void test_plans_compute_the_network(void)
     unsigned char *checked = calloc(n_prim, 1), *fits = calloc(n_prim, 1);
     size_t runs = 0, reorders = 0;
     for (size_t t = 0; t < CONVSEL_ARRAY_SIZE(networks); t++) {
-        convsel_network *net = write_network(networks[t]);
+        convsel_network *net = network_from_text(networks[t]);
         CHECK(net != NULL);
         if (!net)
             continue;
@@ -161,7 +146,7 @@ static struct step *find_step(convsel_runner *r, enum step_kind kind, int last)
 /* The check fails, naming the layer, on what it is there to catch. */
 static void test_check_catches(void)
 {
-    convsel_network *net = write_network(networks[0]);
+    convsel_network *net = network_from_text(networks[0]);
     CHECK(net != NULL);
     if (!net)
         return;

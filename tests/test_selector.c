@@ -15,6 +15,7 @@
 
 #include "check.h"
 #include "convsel.h"
+#include "network_text.h"
 #include "internal.h"
 
 static uint64_t mix(uint64_t x)
@@ -132,23 +133,6 @@ static double brute_force(const struct synthetic *s, convsel_problem *layers, si
     return best;
 }
 
-static convsel_network *write_network(const char *text)
-{
-    char path[] = "/tmp/convsel_test_net_XXXXXX";
-    int fd = mkstemp(path);
-    if (fd < 0)
-        return NULL;
-    if (write(fd, text, strlen(text)) != (ssize_t)strlen(text)) {
-        close(fd);
-        return NULL;
-    }
-    close(fd);
-    convsel_network *net = NULL;
-    convsel_network_load(path, 0, &net);
-    unlink(path);
-    return net;
-}
-
 /* The runner's per-layer times: none before timing is on; then every layer
  * has a convolution time, and a reorder time exactly where the plan moves a
  * tensor between layouts for it (into it, or out of it at an unconnected
@@ -186,7 +170,7 @@ static void test_dp_against_brute_force(void)
     };
     for (size_t t = 0; t < sizeof nets / sizeof nets[0]; t++) {
         for (uint64_t seed = 1; seed <= 3; seed++) {
-            convsel_network *net = write_network(nets[t]);
+            convsel_network *net = network_from_text(nets[t]);
             CHECK(net != NULL);
             if (!net)
                 continue;
@@ -278,7 +262,7 @@ static convsel_status none_conv(void *ctx, const convsel_problem *p, int threads
 
 static void test_exclusions_and_errors(void)
 {
-    convsel_network *net = write_network("mb1ic8ih10oc8oh10kh3ph1n\"x\"\nmb1ic8ih10oc8oh10kh3ph1n\"y\"\n");
+    convsel_network *net = network_from_text("mb1ic8ih10oc8oh10kh3ph1n\"x\"\nmb1ic8ih10oc8oh10kh3ph1n\"y\"\n");
     CHECK(net != NULL);
     if (!net)
         return;
@@ -435,7 +419,7 @@ static void test_batch_same_plan(void)
     for (int variant = 0; variant < 3; variant++) {
         lacking = variant == 1 ? direct : SIZE_MAX;
         fail_batch = variant == 2;
-        convsel_network *net = write_network(text);
+        convsel_network *net = network_from_text(text);
         CHECK(net != NULL);
         if (!net)
             continue;
@@ -476,7 +460,7 @@ static convsel_status syn_conv_tiny(void *ctx, const convsel_problem *p, int thr
  * for the tests of --verify and --check. */
 static convsel_network *three_layers(void)
 {
-    return write_network("mb1ic8ih8oc8oh8kh3ph1n\"a\"\nmb1ic8ih8oc16oh8kh1ph0n\"b\"\nmb1ic16ih8oc8oh8kh3ph1n\"c\"\n");
+    return network_from_text("mb1ic8ih8oc8oh8kh3ph1n\"a\"\nmb1ic8ih8oc16oh8kh1ph0n\"b\"\nmb1ic16ih8oc8oh8kh3ph1n\"c\"\n");
 }
 
 static convsel_timing_options quick_timing(void)
@@ -779,7 +763,7 @@ static convsel_status free_reorder(void *ctx, int64_t mb, int64_t c, int64_t h, 
  * nothing else computes the layer, however cheap its price. */
 static void test_naive_kernels(void)
 {
-    convsel_network *net = write_network("g4mb1ic16ih12iw12oc16oh12ow12kh3kw3ph1pw1n\"g4\"\n"
+    convsel_network *net = network_from_text("g4mb1ic16ih12iw12oc16oh12ow12kh3kw3ph1pw1n\"g4\"\n"
                                          "mb1ic16ih12oc16oh12kh3ph1n\"dense\"\n");
     CHECK(net != NULL);
     if (!net)
