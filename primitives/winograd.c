@@ -123,11 +123,14 @@ void convsel_wino_matrices(int m, const double **at, const double **g, const dou
  * rather than once per thread. Until session 28 that was only where U is big:
  * U "fitting in L3" holds when a layer is timed alone, but in a network the
  * other layers' weights evict it between runs, and two threads each
- * streaming all of U from memory ran ResNet-50's res4 3x3 layers at 1.45x
- * their time alone (F(4,3), 9.4 MiB of U); shared, the model's 2-thread
- * plans run 4-15% faster end to end (bench/results/winograd_shared_session28.md),
- * and alone the layer is no slower (0.221 against 0.238 ms warm, 0.347
- * against 0.490 with a 64 MiB flush). The shared schedule needs 3 barriers
+ * streaming all of U from memory ran ResNet-50's res4 3x3 layers at
+ * 1.36-1.47x their time alone (F(4,3), 9.4 MiB of U;
+ * bench/results/winograd_res4_plans_session28); shared, the model's 2-thread
+ * plans ran 5.5-10.6% faster end to end on five of six networks, VGG-16 1.5%
+ * slower (bench/results/winograd_shared_session28.md),
+ * and alone the layer is no slower (0.21 and 0.18 against 0.21 and 0.20 ms
+ * warm, 0.37 against 0.42 with a 64 MiB flush, two passes;
+ * bench/results/winograd_schedule_alone_session28.txt). The shared schedule needs 3 barriers
  * per chunk, which cost dearly when other processes compete for the cores:
  * on the Cascade Lake under load, 2-thread runs took 2x longer shared than
  * private.
