@@ -265,7 +265,9 @@ typedef struct convsel_instance convsel_instance;
 /*
  * Creates primitive i for problem on threads OpenMP threads. weights are the
  * plain goihw f32 weights (g × oc/g × ic/g × kh × kw); they are copied,
- * transformed and reordered here, so run() costs only the convolution.
+ * transformed and reordered here, so run() costs only the convolution (the
+ * first run also allocates the workspace, unless one was set: time after a
+ * warm-up).
  * Returns OK, NOT_APPLICABLE, OUT_OF_MEMORY, INVALID_ARGUMENT or BACKEND_ERROR.
  */
 convsel_status convsel_instance_create(size_t i, const convsel_problem *problem, int threads,
@@ -278,7 +280,19 @@ convsel_status convsel_instance_run(convsel_instance *instance, const float *src
 
 convsel_layout convsel_instance_src_layout(const convsel_instance *instance);
 convsel_layout convsel_instance_dst_layout(const convsel_instance *instance);
+/* Bytes of scratch the instance's runs use (0: none), allocated by its first
+ * run unless one is set. Nothing in it carries from one run to the next, so
+ * instances that never run at the same time may share one buffer (the
+ * network runner gives all its layers one). */
 size_t convsel_instance_workspace_bytes(const convsel_instance *instance);
+/*
+ * Runs from now on use workspace, of bytes >= convsel_instance_workspace_bytes
+ * and 64-byte aligned, in place of the instance's own (freed here); NULL goes
+ * back to one of its own. The caller keeps workspace alive while the instance
+ * may run, and never runs two instances sharing it at once. Returns OK or
+ * INVALID_ARGUMENT (too small, misaligned).
+ */
+convsel_status convsel_instance_set_workspace(convsel_instance *instance, void *workspace, size_t bytes);
 size_t convsel_instance_primitive(const convsel_instance *instance);
 
 /* ---------------------------------------------------------------- reorders */
@@ -824,6 +838,13 @@ void convsel_runner_destroy(convsel_runner *runner);
 convsel_status convsel_runner_check(convsel_runner *runner, double *worst_error);
 /* Number of reorders one pass executes. */
 size_t convsel_runner_reorder_count(const convsel_runner *runner);
+/* The layers run one at a time, so they share one workspace (the largest any
+ * needs), as frameworks share oneDNN's scratchpad: it stays in cache from
+ * layer to layer. With on = 0 every layer has a workspace of its own
+ * instead (for benchmarks of what sharing saves). *bytes (may be NULL) gets
+ * the workspace memory the runner's layers then hold. Returns OK or
+ * OUT_OF_MEMORY. */
+convsel_status convsel_runner_share_workspace(convsel_runner *runner, int on, size_t *bytes);
 /* Where the time goes inside the network: with on, every later pass also
  * times each layer's convolution and the reorders charged to it (those into
  * it, and the last layer's and an unconnected layer's exit reorder), and

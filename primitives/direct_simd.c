@@ -262,8 +262,9 @@ void convsel_direct_simd_run_general(const struct ds_plan *p, const float *src, 
     }
 }
 
-static convsel_status direct_simd_run(const struct convsel_impl *impl, const float *src, float *dst)
+static convsel_status direct_simd_run(const struct convsel_impl *impl, const float *src, float *dst, void *workspace)
 {
+    (void)workspace;
     const struct ds_state *s = impl->state;
     s->isa->run(&s->plan, src, dst);
     return CONVSEL_OK;

@@ -32,11 +32,14 @@ static const struct onednn_variant variant_winograd = {"onednn_winograd", dnnl_c
 static const struct onednn_variant variant_gemm = {"onednn_gemm", dnnl_convolution_direct, 1};
 static const struct onednn_variant variant_auto = {"onednn_auto", dnnl_convolution_auto, 0};
 
-/* One run at a time per instance: run() re-points src and dst, and the
- * scratchpad is shared. */
+/* One run at a time per instance: run() re-points src, dst and the
+ * scratchpad. */
 struct onednn_state {
     dnnl_primitive_t conv;
-    /* src and dst have no buffer of their own: run() attaches the caller's. */
+    /* src, dst and the scratchpad have no buffer of their own: run() attaches
+     * the caller's tensors and the instance's workspace (user scratchpad
+     * mode, so a runner's layers can share one, as oneDNN's own library mode
+     * shares one among primitives). */
     dnnl_memory_t src, weights, dst, scratchpad;
 };
 
@@ -60,8 +63,9 @@ static void weights_dims(const convsel_problem *p, int *ndims, dnnl_dims_t dims)
 
 /*
  * The primitive descriptor for p with the given activation format tags
- * (dnnl_format_tag_any lets oneDNN choose). The scratchpad is the user's, so
- * that it is allocated once at create and its size is known.
+ * (dnnl_format_tag_any lets oneDNN choose). The scratchpad is the user's:
+ * its size is known at create, and it is the instance's workspace, which a
+ * network runner shares among its layers.
  *
  * The far-side padding is passed as implied by the output size, negative ones
  * included (ResNet's 1×1 stride-2 layers: a trailing input row no output
@@ -269,7 +273,7 @@ static convsel_status onednn_create(const struct onednn_variant *v, const convse
         st = dnnl_memory_create(&s->weights, dnnl_primitive_desc_query_md(pd, dnnl_query_weights_md, 0), engine,
                                 DNNL_MEMORY_ALLOCATE);
     if (st == dnnl_success && scratch_bytes > 0)
-        st = dnnl_memory_create(&s->scratchpad, scratch_md, engine, DNNL_MEMORY_ALLOCATE);
+        st = dnnl_memory_create(&s->scratchpad, scratch_md, engine, DNNL_MEMORY_NONE);
     if (st == dnnl_success) {
         step = "the weights reorder";
         st = weights_reorder(p, engine, stream, weights, s->weights);
@@ -286,7 +290,7 @@ static convsel_status onednn_create(const struct onednn_variant *v, const convse
     return CONVSEL_OK;
 }
 
-static convsel_status onednn_run(const struct convsel_impl *impl, const float *src, float *dst)
+static convsel_status onednn_run(const struct convsel_impl *impl, const float *src, float *dst, void *workspace)
 {
     const struct onednn_state *s = impl->state;
     dnnl_stream_t stream;
@@ -298,6 +302,8 @@ static convsel_status onednn_run(const struct convsel_impl *impl, const float *s
     dnnl_status_t st = dnnl_memory_set_data_handle(s->src, (void *)src);
     if (st == dnnl_success)
         st = dnnl_memory_set_data_handle(s->dst, dst);
+    if (st == dnnl_success && s->scratchpad)
+        st = dnnl_memory_set_data_handle(s->scratchpad, workspace);
     if (st == dnnl_success) {
         const dnnl_exec_arg_t args[] = {
             {DNNL_ARG_SRC, s->src},

@@ -12,10 +12,16 @@
 #include "convsel.h"
 
 /* What create() fills in: the layouts the instance consumes and produces, the
- * scratch it holds, and its private state. */
+ * scratch a run needs, and its private state. */
 struct convsel_impl {
     convsel_layout src_layout;
     convsel_layout dst_layout;
+    /* Bytes of scratch run() is handed (64-byte aligned). Its contents are
+     * undefined at the start of every run: a network runner hands all its
+     * layers one buffer, as frameworks share one oneDNN scratchpad, so
+     * another instance may have written it since. Whatever must survive
+     * from run to run (transformed weights, zeros a kernel relies on) is
+     * state, not workspace. */
     size_t workspace_bytes;
     void *state;
 };
@@ -61,7 +67,8 @@ struct convsel_primitive {
      * naive reference loops). */
     convsel_status (*query_kernel)(const convsel_problem *problem, int threads, convsel_layout *src,
                                    convsel_layout *dst, const char **runs_as);
-    convsel_status (*run)(const struct convsel_impl *impl, const float *src, float *dst);
+    /* workspace: impl->workspace_bytes of scratch (NULL when 0), see above. */
+    convsel_status (*run)(const struct convsel_impl *impl, const float *src, float *dst, void *workspace);
     void (*destroy)(struct convsel_impl *impl);
 };
 

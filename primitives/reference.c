@@ -43,8 +43,9 @@ static convsel_status reference_create(const convsel_problem *problem, int threa
     return CONVSEL_OK;
 }
 
-static convsel_status reference_run(const struct convsel_impl *impl, const float *src, float *dst)
+static convsel_status reference_run(const struct convsel_impl *impl, const float *src, float *dst, void *workspace)
 {
+    (void)workspace;
     const struct reference_state *s = impl->state;
     const convsel_problem *p = &s->problem;
     const int64_t icg = p->ic / p->g, ocg = p->oc / p->g;

@@ -163,7 +163,10 @@ struct winograd_state {
     int64_t tiles, nchunks;    /* chunk c: tiles [c * tiles / nchunks, (c + 1) * tiles / nchunks) */
     int64_t ldv, ldm, xs_v, xs_m;
     size_t v_per_thread, m_per_thread; /* floats; 0 when shared */
-    float *u, *v, *m;
+    /* The workspace holds every copy of V, then (at m_offset floats, a
+     * multiple of 16) every copy of M: copies × nxi × xs_m floats. */
+    size_t m_offset, m_copies;
+    float *u;
 };
 
 /* Row strides that are multiples of 1 KiB put every row of a register block
@@ -235,8 +238,6 @@ static void winograd_destroy(struct convsel_impl *impl)
     if (!s)
         return;
     convsel_free(s->u);
-    convsel_free(s->v);
-    convsel_free(s->m);
     free(s);
     impl->state = NULL;
 }
@@ -326,25 +327,22 @@ static convsel_status winograd_create_variant(int variant, const convsel_problem
     s->m_per_thread = s->shared ? 0 : (size_t)s->nxi * (size_t)s->xs_m;
     const size_t v_floats = copies * (size_t)s->nxi * (size_t)s->xs_v;
     const size_t m_floats = copies * (size_t)s->nxi * (size_t)s->xs_m;
+    s->m_offset = (v_floats + 15) / 16 * 16;
+    s->m_copies = copies;
     s->u = convsel_alloc(u_floats * sizeof(float));
-    s->v = convsel_alloc(v_floats * sizeof(float));
-    s->m = convsel_alloc(m_floats * sizeof(float));
-    if (!s->u || !s->v || !s->m) {
+    if (!s->u) {
         winograd_destroy(impl);
-        return convsel_error(CONVSEL_OUT_OF_MEMORY, "winograd: out of memory for %zu MiB of buffers",
-                             (u_floats + v_floats + m_floats) * sizeof(float) >> 20);
+        return convsel_error(CONVSEL_OUT_OF_MEMORY, "winograd: out of memory for %zu MiB of weights",
+                             u_floats * sizeof(float) >> 20);
     }
     /* Zero padding in u (past ocg in the last panel) keeps the products of
-     * whole panels exact; in m, the lanes past oc are never written by a
-     * GEMM and must read as zeros for the padded channels of dst. */
+     * whole panels exact. */
     memset(s->u, 0, u_floats * sizeof(float));
-    memset(s->m, 0, m_floats * sizeof(float));
-    memset(s->v, 0, v_floats * sizeof(float));
     transform_weights(s, weights);
 
     impl->src_layout = bk == 16 ? CONVSEL_LAYOUT_NCHW16C : CONVSEL_LAYOUT_NCHW8C;
     impl->dst_layout = impl->src_layout;
-    impl->workspace_bytes = (v_floats + m_floats) * sizeof(float);
+    impl->workspace_bytes = (s->m_offset + m_floats) * sizeof(float);
     return CONVSEL_OK;
 }
 
@@ -421,7 +419,25 @@ static void product_item(const struct winograd_state *s, const float *v, float *
                  rows);
 }
 
-static void run_private(const struct winograd_state *s, const float *src, float *dst)
+/* The lanes of M past oc are never written by a product, and the output
+ * transform turns them into dst's padded channels, which must be zeros; the
+ * workspace comes with whatever another layer left, so they are zeroed at the
+ * start of every run (a few per cent of M, and only when oc is not a
+ * multiple of the block). */
+static void zero_m_padding(const struct winograd_state *s, float *m)
+{
+    const int64_t oc = s->problem.oc, lanes = s->geom.cb_out * s->geom.block;
+    if (oc == lanes)
+        return;
+    const int64_t rows = s->xs_m / s->ldm;
+    for (size_t c = 0; c < s->m_copies; c++)
+        for (int64_t xi = 0; xi < s->nxi; xi++)
+            for (int64_t r = 0; r < rows; r++)
+                memset(m + c * s->m_per_thread + xi * s->xs_m + r * s->ldm + oc, 0,
+                       (size_t)(lanes - oc) * sizeof(float));
+}
+
+static void run_private(const struct winograd_state *s, const float *src, float *dst, float *vs, float *ms)
 {
     const struct convsel_wino_geom *geo = &s->geom;
     const convsel_wino_input_fn input = s->kernels->input[s->variant];
@@ -429,8 +445,8 @@ static void run_private(const struct winograd_state *s, const float *src, float 
     const int64_t items = product_items(s);
 #pragma omp parallel num_threads(s->threads)
     {
-        float *v = s->v + (size_t)omp_get_thread_num() * s->v_per_thread;
-        float *m = s->m + (size_t)omp_get_thread_num() * s->m_per_thread;
+        float *v = vs + (size_t)omp_get_thread_num() * s->v_per_thread;
+        float *m = ms + (size_t)omp_get_thread_num() * s->m_per_thread;
         /* Dynamic: on a shared machine one thread may be slowed for a while. */
 #pragma omp for schedule(dynamic, 1)
         for (int64_t c = 0; c < s->nchunks; c++) {
@@ -443,7 +459,7 @@ static void run_private(const struct winograd_state *s, const float *src, float 
     }
 }
 
-static void run_shared(const struct winograd_state *s, const float *src, float *dst)
+static void run_shared(const struct winograd_state *s, const float *src, float *dst, float *v, float *m)
 {
     const struct convsel_wino_geom *geo = &s->geom;
     const convsel_wino_input_fn input = s->kernels->input[s->variant];
@@ -458,32 +474,33 @@ static void run_shared(const struct winograd_state *s, const float *src, float *
 #pragma omp for schedule(static)
         for (int64_t item = 0; item < count * cbg_in; item++) {
             const int64_t r = item / cbg_in, cb0 = (item % cbg_in) * WINO_CB_GRAIN;
-            input(geo, src, cb0, CONVSEL_MIN(cb0 + WINO_CB_GRAIN, geo->cb_in), t0 + r, 1, s->v + r * s->ldv,
-                  s->ldv, s->xs_v);
+            input(geo, src, cb0, CONVSEL_MIN(cb0 + WINO_CB_GRAIN, geo->cb_in), t0 + r, 1, v + r * s->ldv, s->ldv,
+                  s->xs_v);
         }
 
 #pragma omp for schedule(static)
         for (int64_t item = 0; item < items; item++)
-            product_item(s, s->v, s->m, item, count);
+            product_item(s, v, m, item, count);
 
 #pragma omp for schedule(static)
         for (int64_t item = 0; item < count * cbg_out; item++) {
             const int64_t r = item / cbg_out, cb0 = (item % cbg_out) * WINO_CB_GRAIN;
-            output(geo, s->m + r * s->ldm, s->ldm, s->xs_m, cb0, CONVSEL_MIN(cb0 + WINO_CB_GRAIN, geo->cb_out),
+            output(geo, m + r * s->ldm, s->ldm, s->xs_m, cb0, CONVSEL_MIN(cb0 + WINO_CB_GRAIN, geo->cb_out),
                    t0 + r, 1, dst);
         }
     }
 }
 
-/* Not reentrant: the chunk buffers belong to the instance, so one instance
- * runs one convolution at a time. */
-static convsel_status winograd_run(const struct convsel_impl *impl, const float *src, float *dst)
+/* The chunk buffers V and M live in the workspace. */
+static convsel_status winograd_run(const struct convsel_impl *impl, const float *src, float *dst, void *workspace)
 {
     const struct winograd_state *s = impl->state;
+    float *v = workspace, *m = v + s->m_offset;
+    zero_m_padding(s, m);
     if (s->shared)
-        run_shared(s, src, dst);
+        run_shared(s, src, dst, v, m);
     else
-        run_private(s, src, dst);
+        run_private(s, src, dst, v, m);
     return CONVSEL_OK;
 }
 

@@ -1,5 +1,6 @@
 /* The public face of the primitive catalogue: lookup, applicability, and
  * instances that remember their thread count. */
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -12,6 +13,10 @@ struct convsel_instance {
     size_t index;
     int threads;
     struct convsel_impl impl;
+    /* What runs use: the caller's (convsel_instance_set_workspace), or else
+     * own, allocated by the first run, so that instances that will share one
+     * never hold their own. */
+    void *workspace, *own;
 };
 
 size_t convsel_primitive_count(void)
@@ -139,6 +144,7 @@ void convsel_instance_destroy(convsel_instance *instance)
     if (!instance)
         return;
     instance->primitive->destroy(&instance->impl);
+    convsel_free(instance->own);
     free(instance);
 }
 
@@ -146,8 +152,33 @@ convsel_status convsel_instance_run(convsel_instance *instance, const float *src
 {
     if (!instance || !src || !dst)
         return convsel_error(CONVSEL_INVALID_ARGUMENT, "instance, src and dst are required");
+    if (!instance->workspace && instance->impl.workspace_bytes) {
+        /* Touched here, outside whatever the caller times after a warm-up. */
+        instance->own = convsel_alloc(instance->impl.workspace_bytes);
+        if (!instance->own)
+            return convsel_error(CONVSEL_OUT_OF_MEMORY, "%s: out of memory for a %zu-byte workspace",
+                                 instance->primitive->name, instance->impl.workspace_bytes);
+        memset(instance->own, 0, instance->impl.workspace_bytes);
+        instance->workspace = instance->own;
+    }
     convsel_threads_set(instance->threads);
-    return instance->primitive->run(&instance->impl, src, dst);
+    return instance->primitive->run(&instance->impl, src, dst, instance->workspace);
+}
+
+convsel_status convsel_instance_set_workspace(convsel_instance *instance, void *workspace, size_t bytes)
+{
+    if (!instance)
+        return convsel_error(CONVSEL_INVALID_ARGUMENT, "instance is NULL");
+    const char *name = instance->primitive->name;
+    if (workspace && bytes < instance->impl.workspace_bytes)
+        return convsel_error(CONVSEL_INVALID_ARGUMENT, "%s: a workspace of %zu bytes is smaller than the %zu it needs",
+                             name, bytes, instance->impl.workspace_bytes);
+    if ((uintptr_t)workspace % 64)
+        return convsel_error(CONVSEL_INVALID_ARGUMENT, "%s: the workspace is not 64-byte aligned", name);
+    convsel_free(instance->own);
+    instance->own = NULL;
+    instance->workspace = instance->impl.workspace_bytes ? workspace : NULL;
+    return CONVSEL_OK;
 }
 
 convsel_layout convsel_instance_src_layout(const convsel_instance *instance)

@@ -233,6 +233,8 @@ convsel_status convsel_runner_create(const convsel_plan *plan, uint64_t seed, co
         s->out = slots[s->out_slot];
     }
     r->n_layers = plan->n_layers;
+    if (st == CONVSEL_OK)
+        st = convsel_runner_share_workspace(r, 1, NULL);
     if (st != CONVSEL_OK) {
         convsel_runner_destroy(r);
         return st;
@@ -309,6 +311,39 @@ convsel_status convsel_runner_layer_ms(const convsel_runner *r, size_t layer, do
     return CONVSEL_OK;
 }
 
+convsel_status convsel_runner_share_workspace(convsel_runner *r, int on, size_t *bytes)
+{
+    if (!r)
+        return convsel_error(CONVSEL_INVALID_ARGUMENT, "runner is NULL");
+    size_t largest = 0, sum = 0;
+    for (size_t i = 0; i < r->n_steps; i++) {
+        if (r->steps[i].kind != STEP_CONV)
+            continue;
+        const size_t b = convsel_instance_workspace_bytes(r->steps[i].conv);
+        largest = CONVSEL_MAX(largest, b);
+        sum += b;
+    }
+    if (on && largest && !r->workspace) {
+        r->workspace = convsel_alloc(largest);
+        if (!r->workspace)
+            return convsel_error(CONVSEL_OUT_OF_MEMORY, "out of memory for a %zu-byte workspace", largest);
+        memset(r->workspace, 0, largest);
+        r->workspace_bytes = largest;
+    }
+    /* Cannot fail: the buffer is large enough for every layer and aligned. */
+    for (size_t i = 0; i < r->n_steps; i++)
+        if (r->steps[i].kind == STEP_CONV)
+            convsel_instance_set_workspace(r->steps[i].conv, on ? r->workspace : NULL, r->workspace_bytes);
+    if (!on) {
+        convsel_free(r->workspace);
+        r->workspace = NULL;
+        r->workspace_bytes = 0;
+    }
+    if (bytes)
+        *bytes = on ? largest : sum;
+    return CONVSEL_OK;
+}
+
 size_t convsel_runner_reorder_count(const convsel_runner *r)
 {
     return r ? r->n_reorders : 0;
@@ -322,6 +357,7 @@ void convsel_runner_destroy(convsel_runner *r)
         convsel_instance_destroy(r->steps[i].conv);
         convsel_reorder_destroy(r->steps[i].reorder);
     }
+    convsel_free(r->workspace);
     for (size_t i = 0; i < r->n_buffers; i++)
         convsel_free(r->buffers[i]);
     free(r->buffers);

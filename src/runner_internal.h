@@ -33,6 +33,10 @@ struct convsel_runner {
      * run, have buffers of their own. */
     size_t slot_elems[2];
     int last_slot; /* the slot written last while planning */
+    /* The one workspace every convolution step uses (NULL when none needs
+     * one, or when convsel_runner_share_workspace turned sharing off). */
+    void *workspace;
+    size_t workspace_bytes;
     int threads;
     size_t n_layers; /* the plan's */
     /* What convsel_runner_check needs to recompute each layer: its problem,

@@ -7,7 +7,11 @@
  *
  * Inputs are reordered from nchw into the layout each instance asks for and
  * its output back to nchw; outputs start as NaN so an unwritten element
- * fails, and padded channels of blocked outputs must hold zeros.
+ * fails, and padded channels of blocked outputs must hold zeros. The
+ * workspace is the test's, filled with NaN before every run (a network's
+ * layers share one, so it comes with another layer's leftovers): a primitive
+ * that counts on anything it left there, zeros included, fails. Every fifth
+ * instance keeps its own workspace instead, as a lone instance does.
  *
  * Environment: CONVSEL_TEST_PROBLEMS (problems per primitive),
  * CONVSEL_TEST_SEED, CONVSEL_TEST_PRIMITIVES (comma-separated names to test
@@ -190,8 +194,9 @@ static int padding_is_zero(convsel_layout layout, const float *t, int64_t mb, in
  * Runs inst on src (nchw) and returns its error against ref; INFINITY (with
  * why filled) when the run or a reorder fails or padded channels are dirty.
  */
-static double run_and_compare(convsel_instance *inst, const convsel_problem *p, const float *src, const float *ref,
-                              char *why, size_t why_size)
+static double run_and_compare(convsel_instance *inst, void *workspace, size_t workspace_bytes,
+                              const convsel_problem *p, const float *src, const float *ref, char *why,
+                              size_t why_size)
 {
     const convsel_layout sl = convsel_instance_src_layout(inst), dl = convsel_instance_dst_layout(inst);
     const size_t sn = convsel_layout_elems(sl, p->mb, p->ic, p->ih, p->iw);
@@ -215,6 +220,8 @@ static double run_and_compare(convsel_instance *inst, const convsel_problem *p, 
             goto done;
         }
     }
+    if (workspace)
+        memset(workspace, 0xff, workspace_bytes); /* all-ones bits: NaN in every float */
     st = convsel_instance_run(inst, src_in ? src_in : src, dst);
     if (st != CONVSEL_OK) {
         snprintf(why, why_size, "run: %s: %s", convsel_status_str(st), convsel_last_error());
@@ -273,14 +280,30 @@ static int test_one(size_t i, struct primitive_stats *s, struct test_case *tc, i
         record_failure(s, i, "create failed: %s", tc->desc, threads, why);
         return 0;
     }
-    double err = run_and_compare(inst, p, tc->src, tc->ref, why, sizeof why);
+    const size_t wbytes = convsel_instance_workspace_bytes(inst);
+    void *ws = NULL;
+    double err = INFINITY;
+    if (wbytes && s->attempts % 5 != 0) {
+        ws = convsel_alloc(wbytes);
+        if (!ws)
+            snprintf(why, sizeof why, "out of memory for the workspace");
+        else if (convsel_instance_set_workspace(inst, ws, wbytes) != CONVSEL_OK)
+            snprintf(why, sizeof why, "set_workspace: %s", convsel_last_error());
+        else
+            err = 0.0;
+    } else {
+        err = 0.0;
+    }
+    if (err == 0.0)
+        err = run_and_compare(inst, ws, wbytes, p, tc->src, tc->ref, why, sizeof why);
     /* Every fourth problem runs the same instance again on another input:
      * an instance that kept something of its first input fails here. */
     if (err <= s->threshold && (s->random_tested + s->edge_tested) % 4 == 3) {
         if (case_second_input(tc))
-            err = fmax(err, run_and_compare(inst, p, tc->src2, tc->ref2, why, sizeof why));
+            err = fmax(err, run_and_compare(inst, ws, wbytes, p, tc->src2, tc->ref2, why, sizeof why));
     }
     convsel_instance_destroy(inst);
+    convsel_free(ws);
 
     if (!(err <= s->threshold)) {
         char detail[512];
