@@ -9,8 +9,14 @@
  *
  * Threads: with at least as many (image, group) pairs as threads, each thread
  * takes whole pairs and calls sgemm single-threaded (OpenBLAS's OpenMP build
- * runs one thread inside an active parallel region), with its own part of
- * the workspace.
+ * runs one thread inside an active parallel region), with its own im2col
+ * matrix.
+ *
+ * The matrices are the instance's state, not a workspace a network's layers
+ * share (struct convsel_impl): their padding positions are zeroed once, at
+ * create. Writing them on every run, as a shared workspace requires, made
+ * im2col_gemm up to 5-15% slower alone on a noisy machine
+ * (bench/results/workspace_alone_session29).
  * Otherwise the pairs run in turn, each with a parallel im2col and a threaded
  * sgemm.
  */
@@ -34,7 +40,8 @@ struct gemm_state {
     int per_pair;
     int64_t k, n; /* gemm depth ic/g*kh*kw and width oh*ow */
     float *weights;
-    int workspaces; /* k × n matrices B the workspace holds: threads or 1 when gathering, else 0 */
+    float *workspace; /* workspaces × k × n */
+    int workspaces;
 };
 
 /* Below this many elements of B a parallel im2col costs more to start than it
@@ -76,9 +83,9 @@ static int gemm_1x1_applicable(const convsel_problem *p, char *why, size_t why_s
 /*
  * Writes rows [r0, r1) of the im2col matrix of one (image, group): row
  * (c, ky, kx) holds, for every output position, the input it multiplies by
- * weight (c, ky, kx), or zero where that input is padding. Every element is
- * written on every run: the matrix lives in the workspace, which a network's
- * other layers overwrite between runs.
+ * weight (c, ky, kx). Only the positions inside the input are written: the
+ * padding positions are the same for every image and group, so they were
+ * zeroed once at create() and stay zero.
  */
 static void im2col_rows(const convsel_problem *p, const float *src, float *col, int64_t r0, int64_t r1)
 {
@@ -93,26 +100,20 @@ static void im2col_rows(const convsel_problem *p, const float *src, float *col, 
         int64_t ox1 = x_off >= iw ? 0 : (iw - 1 - x_off) / p->sw + 1;
         ox0 = CONVSEL_MIN(ox0, ow);
         ox1 = CONVSEL_MIN(ox1, ow);
-        if (ox1 <= ox0) {
-            memset(row, 0, (size_t)(oh * ow) * sizeof(float));
+        if (ox1 <= ox0)
             continue;
-        }
         for (int64_t oy = 0; oy < oh; oy++) {
             const int64_t iy = oy * p->sh - p->ph + ky * (p->dh + 1);
-            float *out = row + oy * ow;
-            if (iy < 0 || iy >= ih) {
-                memset(out, 0, (size_t)ow * sizeof(float));
+            if (iy < 0 || iy >= ih)
                 continue;
-            }
             const float *in = plane + iy * iw + x_off;
-            memset(out, 0, (size_t)ox0 * sizeof(float));
+            float *out = row + oy * ow;
             if (p->sw == 1) {
                 memcpy(out + ox0, in + ox0, (size_t)(ox1 - ox0) * sizeof(float));
             } else {
                 for (int64_t ox = ox0; ox < ox1; ox++)
                     out[ox] = in[ox * p->sw];
             }
-            memset(out + ox1, 0, (size_t)(ow - ox1) * sizeof(float));
         }
     }
 }
@@ -143,13 +144,13 @@ static void gemm_pair(const struct gemm_state *s, int64_t t, const float *src, f
 
 static convsel_status gemm_run(const struct convsel_impl *impl, const float *src, float *dst, void *workspace)
 {
+    (void)workspace;
     const struct gemm_state *s = impl->state;
-    float *const ws = s->workspaces ? workspace : NULL;
     const int64_t pairs = s->problem.mb * s->problem.g;
     if (s->per_pair) {
 #pragma omp parallel num_threads(s->threads)
         {
-            float *col = ws ? ws + (size_t)omp_get_thread_num() * (size_t)(s->k * s->n) : NULL;
+            float *col = s->workspace ? s->workspace + (size_t)omp_get_thread_num() * (size_t)(s->k * s->n) : NULL;
 #pragma omp for schedule(static)
             for (int64_t t = 0; t < pairs; t++)
                 gemm_pair(s, t, src, dst, col, 0);
@@ -157,7 +158,7 @@ static convsel_status gemm_run(const struct convsel_impl *impl, const float *src
     } else {
         const int parallel_im2col = s->threads > 1 && s->k * s->n >= GEMM_PARALLEL_IM2COL_MIN;
         for (int64_t t = 0; t < pairs; t++)
-            gemm_pair(s, t, src, dst, ws, parallel_im2col);
+            gemm_pair(s, t, src, dst, s->workspace, parallel_im2col);
     }
     return CONVSEL_OK;
 }
@@ -168,6 +169,7 @@ static void gemm_destroy(struct convsel_impl *impl)
     if (!s)
         return;
     convsel_free(s->weights);
+    convsel_free(s->workspace);
     free(s);
     impl->state = NULL;
 }
@@ -200,7 +202,16 @@ static convsel_status gemm_create(const char *name, int gather, const convsel_pr
     if (gather && s->per_pair && (double)threads * (double)ws_elems * sizeof(float) > (double)convsel_max_tensor_bytes())
         s->per_pair = 0;
     s->workspaces = gather ? (s->per_pair ? threads : 1) : 0;
-    impl->workspace_bytes = (size_t)s->workspaces * ws_elems * sizeof(float);
+    if (s->workspaces) {
+        const size_t bytes = (size_t)s->workspaces * ws_elems * sizeof(float);
+        s->workspace = convsel_alloc(bytes);
+        if (!s->workspace) {
+            gemm_destroy(impl);
+            return convsel_error(CONVSEL_OUT_OF_MEMORY, "%s: out of memory for a %zu-byte workspace", name, bytes);
+        }
+        memset(s->workspace, 0, bytes);
+    }
+    impl->workspace_bytes = 0;
     impl->src_layout = CONVSEL_LAYOUT_NCHW;
     impl->dst_layout = CONVSEL_LAYOUT_NCHW;
     return CONVSEL_OK;

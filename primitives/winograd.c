@@ -166,6 +166,9 @@ struct winograd_state {
     /* The workspace holds every copy of V, then (at m_offset floats, a
      * multiple of 16) every copy of M: copies × nxi × xs_m floats. */
     size_t m_offset, m_copies;
+    /* 1: the products write M's lanes past oc themselves (as zeros, from
+     * u's zero columns), so a run need not zero them first. */
+    int m_pad_written;
     float *u;
 };
 
@@ -309,6 +312,7 @@ static convsel_status winograd_create_variant(int variant, const convsel_problem
     else
         s->nr = s->ocg;
     s->npanels = CONVSEL_DIV_UP(s->ocg, s->nr);
+    s->m_pad_written = s->gemm && !s->depthwise && s->groups == 1 && s->nr % bk == 0;
     s->u_stride = s->npanels * s->icg * s->nr;
     s->nblocks = 1;
     if (s->gemm && !s->depthwise) {
@@ -372,7 +376,8 @@ static void products(const struct winograd_state *s, const float *v, float *m, i
 {
     /* Panels split as evenly as they go, so the threads' shares match. */
     const int64_t p0 = b * s->npanels / s->nblocks, p1 = (b + 1) * s->npanels / s->nblocks;
-    const int64_t col0 = p0 * s->nr, ncols = CONVSEL_MIN(p1 * s->nr, s->ocg) - col0;
+    const int64_t last = s->m_pad_written ? s->geom.cb_out * s->geom.block : s->ocg;
+    const int64_t col0 = p0 * s->nr, ncols = CONVSEL_MIN(p1 * s->nr, last) - col0;
     if (ncols <= 0)
         return;
     const float *u = s->u + (xi * s->groups + g) * s->u_stride + col0 * s->icg;
@@ -419,15 +424,15 @@ static void product_item(const struct winograd_state *s, const float *v, float *
                  rows);
 }
 
-/* The lanes of M past oc are never written by a product, and the output
- * transform turns them into dst's padded channels, which must be zeros; the
- * workspace comes with whatever another layer left, so they are zeroed at the
- * start of every run (a few per cent of M, and only when oc is not a
- * multiple of the block). */
+/* The output transform turns M's lanes past oc into dst's padded channels,
+ * which must be zeros, and the workspace comes with whatever another layer
+ * left there. With one group and the own GEMM the products write those lanes
+ * (u's columns past ocg are zeros, and a panel, a multiple of the block,
+ * covers them); otherwise they are zeroed at the start of every run. */
 static void zero_m_padding(const struct winograd_state *s, float *m)
 {
     const int64_t oc = s->problem.oc, lanes = s->geom.cb_out * s->geom.block;
-    if (oc == lanes)
+    if (oc == lanes || s->m_pad_written)
         return;
     const int64_t rows = s->xs_m / s->ldm;
     for (size_t c = 0; c < s->m_copies; c++)
