@@ -1,9 +1,9 @@
 /*
  * What sharing one workspace among a network's layers saves: each plan is
- * instantiated twice in one process, once with the runner's shared workspace
- * (the default) and once with a workspace per layer (how the runner worked
- * until session 29), and the two are run interleaved (convsel_time_interleaved,
- * A B C A B C ...), so that the machine's slow spells fall on both. C is a
+ * instantiated three times in one process: A with the runner's shared
+ * workspace (the default), B with a workspace per layer (how the runner worked
+ * until session 29), and C, below; they are run interleaved (convsel_time_interleaved,
+ * A B C A B C ...), so that the machine's slow spells fall on all three. C is a
  * second shared instance, the control: C / A shows what the order and the
  * noise alone make of two identical runners.
  *

@@ -51,7 +51,7 @@ python3 - "$prefix.jsonl" "$threads" "$seconds" >"$prefix.md" <<'EOF'
 import json, math, sys
 rows = [json.loads(l) for l in open(sys.argv[1])]
 print(f"# One workspace for all layers against one per layer, {sys.argv[2]} thread(s)\n")
-print(f"`build/runner_workspace --max-time {sys.argv[3]}`: each plan instantiated twice in one process,")
+print(f"`build/runner_workspace --max-time {sys.argv[3]}`: each plan instantiated three times in one process,")
 print("shared, private and shared again (the control), run interleaved; medians over the runs.")
 print("private / shared > 1: sharing is faster; control / shared: what two identical runners differ")
 print("by here. Workspace: the memory the layers' workspaces take.\n")

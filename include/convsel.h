@@ -842,8 +842,8 @@ size_t convsel_runner_reorder_count(const convsel_runner *runner);
  * needs), as frameworks share oneDNN's scratchpad: it stays in cache from
  * layer to layer. With on = 0 every layer has a workspace of its own
  * instead (for benchmarks of what sharing saves). *bytes (may be NULL) gets
- * the workspace memory the runner's layers then hold. Returns OK or
- * OUT_OF_MEMORY. */
+ * the workspace memory the runner's layers then hold. Returns OK,
+ * INVALID_ARGUMENT (runner NULL) or OUT_OF_MEMORY. */
 convsel_status convsel_runner_share_workspace(convsel_runner *runner, int on, size_t *bytes);
 /* Where the time goes inside the network: with on, every later pass also
  * times each layer's convolution and the reorders charged to it (those into

@@ -10,15 +10,14 @@
  * Threads: with at least as many (image, group) pairs as threads, each thread
  * takes whole pairs and calls sgemm single-threaded (OpenBLAS's OpenMP build
  * runs one thread inside an active parallel region), with its own im2col
- * matrix.
+ * matrix. Otherwise the pairs run in turn, each with a parallel im2col and a
+ * threaded sgemm.
  *
- * The matrices are the instance's state, not a workspace a network's layers
- * share (struct convsel_impl): their padding positions are zeroed once, at
- * create. Writing them on every run, as a shared workspace requires, made
- * im2col_gemm up to 5-15% slower alone on a noisy machine
- * (bench/results/workspace_alone_session29).
- * Otherwise the pairs run in turn, each with a parallel im2col and a threaded
- * sgemm.
+ * The matrices (s->workspace below) are the instance's state, not the
+ * workspace a network's layers share (struct convsel_impl): their padding
+ * positions are zeroed once, at create. Writing them on every run, as a
+ * shared workspace requires, made im2col_gemm up to 5-15% slower alone on a
+ * noisy machine (bench/results/workspace_alone_session29).
  */
 #include <limits.h>
 #include <omp.h>

@@ -282,20 +282,14 @@ static int test_one(size_t i, struct primitive_stats *s, struct test_case *tc, i
     }
     const size_t wbytes = convsel_instance_workspace_bytes(inst);
     void *ws = NULL;
-    double err = INFINITY;
+    int ready = 1;
     if (wbytes && s->attempts % 5 != 0) {
         ws = convsel_alloc(wbytes);
-        if (!ws)
-            snprintf(why, sizeof why, "out of memory for the workspace");
-        else if (convsel_instance_set_workspace(inst, ws, wbytes) != CONVSEL_OK)
-            snprintf(why, sizeof why, "set_workspace: %s", convsel_last_error());
-        else
-            err = 0.0;
-    } else {
-        err = 0.0;
+        ready = ws && convsel_instance_set_workspace(inst, ws, wbytes) == CONVSEL_OK;
+        if (!ready)
+            snprintf(why, sizeof why, "%s", ws ? convsel_last_error() : "out of memory for the workspace");
     }
-    if (err == 0.0)
-        err = run_and_compare(inst, ws, wbytes, p, tc->src, tc->ref, why, sizeof why);
+    double err = ready ? run_and_compare(inst, ws, wbytes, p, tc->src, tc->ref, why, sizeof why) : INFINITY;
     /* Every fourth problem runs the same instance again on another input:
      * an instance that kept something of its first input fails here. */
     if (err <= s->threshold && (s->random_tested + s->edge_tested) % 4 == 3) {
