@@ -47,10 +47,11 @@ for net in "$@"; do
         fi
     done
 done
-python3 - "$prefix.jsonl" "$threads" "$seconds" >"$prefix.md" <<'EOF'
+python3 - "$prefix.jsonl" "$threads" "$seconds" "$(cpu_model)" "$(date -u '+%Y-%m-%d %H:%M UTC')" >"$prefix.md" <<'EOF'
 import json, math, sys
 rows = [json.loads(l) for l in open(sys.argv[1])]
 print(f"# One workspace for all layers against one per layer, {sys.argv[2]} thread(s)\n")
+print(f"CPU: {sys.argv[4]}; {sys.argv[5]}.\n")
 print(f"`build/runner_workspace --max-time {sys.argv[3]}`: each plan instantiated three times in one process,")
 print("shared, private and shared again (the control), run interleaved; medians over the runs.")
 print("private / shared > 1: sharing is faster; control / shared: what two identical runners differ")
