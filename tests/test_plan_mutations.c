@@ -245,16 +245,31 @@ int main(void)
         CHECK(strstr(convsel_last_error(), "layer 4 is marked connected") != NULL);
         convsel_plan_destroy(wrong);
     }
+    /* Layer 4 (stride 2) given our Winograd, which computes stride 1 only: the
+     * file loads (a plan names primitives, it does not know their rules) and
+     * the runner refuses it, saying why. The random mutations below may or may
+     * not reach this outcome: where they fall depends on the file's bytes,
+     * which hold this CPU's description. */
+    char *prim = c ? strstr(c, "\"primitive\": \"im2col_gemm\"") : NULL;
+    CHECK(prim != NULL);
+    if (prim) {
+        const char *from = "im2col_gemm", *to = "winograd_4x4_3x3";
+        size_t at = (size_t)(prim - original) + strlen("\"primitive\": \""), fl = strlen(from), tl = strlen(to);
+        memcpy(buf, original, at);
+        memcpy(buf + at, to, tl);
+        memcpy(buf + at + tl, original + at + fl, n - at - fl);
+        const size_t before = refused_by_runner;
+        try_bytes(path, buf, n - fl + tl);
+        CHECK_EQ(refused_by_runner, before + 1);
+    }
     for (size_t cut = 0; cut < n; cut++)
         try_bytes(path, original, cut);
     for (int i = 0; i < MUTATIONS; i++) {
         size_t len = mutate(original, n, buf, sizeof buf);
         try_bytes(path, buf, len);
     }
-    /* The mutations reached every outcome: some plans loaded and ran, some
-     * loaded and the runner refused them. */
+    /* The mutations reached plans that load and run, not only load errors. */
     CHECK(checked > 10);
-    CHECK(refused_by_runner > 0);
     printf("%zu truncations and %d mutations: %zu loaded, %zu checked by a run, %zu refused by the runner\n", n,
            MUTATIONS, loaded, checked, refused_by_runner);
     unlink(path);
