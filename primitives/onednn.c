@@ -12,6 +12,8 @@
  * chain it to any other primitive through a reorder; when oneDNN's choice is
  * not one of them, the descriptor is re-created with one forced.
  */
+#include <omp.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -154,6 +156,73 @@ static dnnl_status_t resolve_pd(const convsel_problem *p, const struct onednn_va
     return st;
 }
 
+/* What oneDNN answers for a variant on a shape: whether it makes a
+ * descriptor, the layouts resolve_pd settles on and the kind of kernel it
+ * picked. Learning it takes a descriptor creation, milliseconds on large
+ * layers for Winograd (its blocking search), and the selector asked it of
+ * every layer three times each time it selected (twice whether Winograd
+ * applies, once for the layouts and kernel): most of VGG-16's selection
+ * time on the thirtieth session's Xeon (bench/results/select_builds_session30.md). It depends on the shape, the ISA
+ * in force and the number of threads oneDNN will use, and is kept per
+ * process under all three, packed in the map's value: status, src and dst
+ * layouts, kernel. */
+enum { KERNEL_OWN, KERNEL_REFERENCE, KERNEL_IM2COL };
+
+struct onednn_answer {
+    dnnl_status_t status;
+    convsel_layout src, dst;
+    int kernel;
+};
+
+static pthread_mutex_t answers_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct convsel_strmap answers;
+
+static size_t answer_pack(const struct onednn_answer *a)
+{
+    return (size_t)a->status | (size_t)a->src << 8 | (size_t)a->dst << 16 | (size_t)a->kernel << 24;
+}
+
+static struct onednn_answer answer_unpack(size_t v)
+{
+    struct onednn_answer a = {(dnnl_status_t)(v & 0xff), (convsel_layout)(v >> 8 & 0xff),
+                              (convsel_layout)(v >> 16 & 0xff), (int)(v >> 24 & 0xff)};
+    return a;
+}
+
+static struct onednn_answer onednn_ask(const struct onednn_variant *v, const convsel_problem *p, dnnl_engine_t engine)
+{
+    char shape[256], key[320];
+    size_t cached;
+    convsel_shape_key(p, shape, sizeof shape);
+    snprintf(key, sizeof key, "%s|%d|%d|%s", v->name, (int)convsel_get_isa(), omp_get_max_threads(), shape);
+    pthread_mutex_lock(&answers_lock);
+    const int hit = convsel_strmap_get(&answers, key, &cached);
+    pthread_mutex_unlock(&answers_lock);
+    if (hit)
+        return answer_unpack(cached);
+    struct onednn_answer a = {dnnl_success, CONVSEL_LAYOUT_NCHW, CONVSEL_LAYOUT_NCHW, KERNEL_OWN};
+    dnnl_primitive_desc_t pd;
+    a.status = resolve_pd(p, v, engine, &pd, &a.src, &a.dst);
+    if (a.status == dnnl_success) {
+        const char *impl = NULL;
+        if (dnnl_primitive_desc_query(pd, dnnl_query_impl_info_str, 0, &impl) == dnnl_success && impl) {
+            convsel_onednn_kernel kind = convsel_onednn_kernel_kind(impl);
+            a.kernel = kind == CONVSEL_ONEDNN_KERNEL_REFERENCE ? KERNEL_REFERENCE
+                       : kind == CONVSEL_ONEDNN_KERNEL_IM2COL  ? KERNEL_IM2COL
+                                                               : KERNEL_OWN;
+        }
+        dnnl_primitive_desc_destroy(pd);
+    }
+    /* Only oneDNN's verdicts are kept; a failure of another kind (out of
+     * memory) is asked again next time, as is an answer the map had no room for. */
+    if (a.status == dnnl_success || a.status == dnnl_unimplemented) {
+        pthread_mutex_lock(&answers_lock);
+        convsel_strmap_put(&answers, key, answer_pack(&a));
+        pthread_mutex_unlock(&answers_lock);
+    }
+    return a;
+}
+
 static int onednn_applicable(const struct onednn_variant *v, const convsel_problem *p, char *why, size_t why_size)
 {
     /* oneDNN's reference implementations accept every convolution; only
@@ -166,15 +235,12 @@ static int onednn_applicable(const struct onednn_variant *v, const convsel_probl
             snprintf(why, why_size, "%s", convsel_last_error());
         return 0;
     }
-    dnnl_primitive_desc_t pd;
-    convsel_layout src, dst;
-    dnnl_status_t st = resolve_pd(p, v, engine, &pd, &src, &dst);
+    dnnl_status_t st = onednn_ask(v, p, engine).status;
     if (st != dnnl_success) {
         if (why && why_size)
             snprintf(why, why_size, "oneDNN refuses Winograd here (%s)", convsel_onednn_status_str(st));
         return 0;
     }
-    dnnl_primitive_desc_destroy(pd);
     return 1;
 }
 
@@ -353,24 +419,17 @@ static convsel_status onednn_query_layouts(const struct onednn_variant *v, const
         return cst;
     /* oneDNN's choice can depend on the thread count it sees. */
     convsel_threads_set(threads);
-    dnnl_primitive_desc_t pd;
-    dnnl_status_t st = resolve_pd(p, v, engine, &pd, src, dst);
-    if (st != dnnl_success)
-        return convsel_error(st == dnnl_unimplemented ? CONVSEL_NOT_APPLICABLE : CONVSEL_BACKEND_ERROR,
+    const struct onednn_answer a = onednn_ask(v, p, engine);
+    if (a.status != dnnl_success)
+        return convsel_error(a.status == dnnl_unimplemented ? CONVSEL_NOT_APPLICABLE : CONVSEL_BACKEND_ERROR,
                              "%s: oneDNN cannot create the convolution (%s)", v->name,
-                             convsel_onednn_status_str(st));
-    if (runs_as) {
-        const char *impl = NULL;
-        *runs_as = NULL;
-        if (dnnl_primitive_desc_query(pd, dnnl_query_impl_info_str, 0, &impl) == dnnl_success && impl) {
-            convsel_onednn_kernel kind = convsel_onednn_kernel_kind(impl);
-            if (kind == CONVSEL_ONEDNN_KERNEL_REFERENCE)
-                *runs_as = "reference";
-            else if (v != &variant_gemm && kind == CONVSEL_ONEDNN_KERNEL_IM2COL)
-                *runs_as = variant_gemm.name;
-        }
-    }
-    dnnl_primitive_desc_destroy(pd);
+                             convsel_onednn_status_str(a.status));
+    *src = a.src;
+    *dst = a.dst;
+    if (runs_as)
+        *runs_as = a.kernel == KERNEL_REFERENCE                      ? "reference"
+                   : v != &variant_gemm && a.kernel == KERNEL_IM2COL ? variant_gemm.name
+                                                                     : NULL;
     return CONVSEL_OK;
 }
 

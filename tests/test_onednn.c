@@ -144,6 +144,11 @@ static void test_problem(const convsel_problem *p, size_t reference, int threads
         char why[160], impl[128] = "-";
         CHECK_EQ(convsel_primitive_find(primitives[k], &i), CONVSEL_OK);
         int applicable = convsel_primitive_applicable(i, p, why, sizeof why);
+        /* oneDNN's answers are kept per process (primitives/onednn.c): asked
+         * again, the same answer and the same reason. */
+        char why_again[160];
+        CHECK_EQ(convsel_primitive_applicable(i, p, why_again, sizeof why_again), applicable);
+        CHECK_STR(why_again, why);
         for (size_t e = 0; e < sizeof winograd_expect / sizeof winograd_expect[0]; e++)
             if (strcmp(primitives[k], "onednn_winograd") == 0 && strcmp(p->name, winograd_expect[e].name) == 0)
                 CHECK_MSG(applicable == (winograd_expect[e].applicable && convsel_get_isa() == CONVSEL_ISA_AVX512),
@@ -196,6 +201,21 @@ static void test_problem(const convsel_problem *p, size_t reference, int threads
         CHECK(convsel_primitives[i]->query_layouts != NULL);
         if (convsel_primitives[i]->query_layouts) {
             CHECK_EQ(convsel_primitives[i]->query_layouts(p, threads, &qs, &qd), CONVSEL_OK);
+            CHECK_EQ(qs, sl);
+            CHECK_EQ(qd, dl);
+            /* The kept answer, after the one create() worked out afresh. */
+            qs = qd = CONVSEL_LAYOUT_COUNT;
+            CHECK_EQ(convsel_primitives[i]->query_layouts(p, threads, &qs, &qd), CONVSEL_OK);
+            CHECK_EQ(qs, sl);
+            CHECK_EQ(qd, dl);
+        }
+        if (convsel_primitives[i]->query_kernel) {
+            const char *first = "unset", *again = "unset";
+            CHECK_EQ(convsel_primitives[i]->query_kernel(p, threads, &qs, &qd, &first), CONVSEL_OK);
+            CHECK_EQ(convsel_primitives[i]->query_kernel(p, threads, &qs, &qd, &again), CONVSEL_OK);
+            CHECK_MSG(first == again || (first && again && strcmp(first, again) == 0),
+                      "%s: %s's kernel asked twice: %s, then %s", p->name, primitives[k], first ? first : "its own",
+                      again ? again : "its own");
             CHECK_EQ(qs, sl);
             CHECK_EQ(qd, dl);
         }
