@@ -480,6 +480,8 @@ convsel_status convsel_model_predict_ms(const convsel_model *model, const convse
  * model once. The sums run in the order convsel_ensemble_predict uses, so the
  * results are bit-identical. */
 #define PREDICT_BLOCK 1024
+/* Fewest rows worth a thread of their own (convsel_model_predict_batch). */
+#define PREDICT_MIN_PART 32
 
 typedef struct predict_ws {
     float (*x)[CONVSEL_FEATURE_COUNT];
@@ -555,14 +557,31 @@ convsel_status convsel_model_predict_batch(const convsel_model *model, const con
         if (st != CONVSEL_OK)
             return convsel_error(st, "query %zu: %s", i, convsel_last_error());
     }
-    predict_ws w = {0};
-    convsel_status st = n ? predict_ws_alloc(&w) : CONVSEL_OK;
-    for (size_t begin = 0; st == CONVSEL_OK && begin < n; begin += PREDICT_BLOCK) {
-        size_t count = n - begin < PREDICT_BLOCK ? n - begin : PREDICT_BLOCK;
-        predict_block(model, queries + begin, count, ms + begin, &w);
+    /* The rows split among this machine's cores: each row is one thread's,
+     * summed tree by tree as alone, so the results do not depend on the
+     * split. Selection is offline; its thread count is the plan's, not this. */
+    int parts = omp_get_num_procs();
+    if ((size_t)parts > n / PREDICT_MIN_PART)
+        parts = (int)(n / PREDICT_MIN_PART);
+    if (parts < 1)
+        parts = 1;
+    const size_t part = (n + (size_t)parts - 1) / (size_t)parts;
+    int failed = 0;
+#pragma omp parallel for num_threads(parts) schedule(static, 1) reduction(| : failed) if (parts > 1)
+    for (int t = 0; t < parts; t++) {
+        const size_t from = (size_t)t * part, to = from + part < n ? from + part : n;
+        predict_ws w = {0};
+        if (from < to && predict_ws_alloc(&w) != CONVSEL_OK) {
+            failed = 1;
+            continue;
+        }
+        for (size_t begin = from; begin < to; begin += PREDICT_BLOCK) {
+            size_t count = to - begin < PREDICT_BLOCK ? to - begin : PREDICT_BLOCK;
+            predict_block(model, queries + begin, count, ms + begin, &w);
+        }
+        predict_ws_free(&w);
     }
-    predict_ws_free(&w);
-    return st;
+    return failed ? convsel_error(CONVSEL_OUT_OF_MEMORY, "out of memory predicting") : CONVSEL_OK;
 }
 
 convsel_status convsel_model_predict_table(const convsel_model *model, const convsel_table *t, const uint8_t *mask,
