@@ -162,8 +162,9 @@ static dnnl_status_t resolve_pd(const convsel_problem *p, const struct onednn_va
  * layers for Winograd (its blocking search), and the selector asked it of
  * every layer three times each time it selected (twice whether Winograd
  * applies, once for the layouts and kernel): most of VGG-16's selection
- * time on the thirtieth session's Xeon (bench/results/select_builds_session30.md). It depends on the shape, the ISA
- * in force and the number of threads oneDNN will use, and is kept per
+ * time on the thirtieth session's Xeon
+ * (bench/results/select_builds_session30.md). It depends on the shape, the
+ * ISA in force and the number of threads oneDNN will use, and is kept per
  * process under all three, packed in the map's value: status, src and dst
  * layouts, kernel. */
 enum { KERNEL_OWN, KERNEL_REFERENCE, KERNEL_IM2COL };

@@ -39,8 +39,8 @@ int convsel_openblas_core_isa(const char *config);
  * (convsel_primitive_find does), for lookups where an unknown name is normal. */
 size_t convsel_primitive_index(const char *name);
 
-/* Keys and a map of strings (strmap.c). */
-/* The canonical descriptor of problem's shape: name cleared, repeat 1. */
+/* Keys and a map of strings (strmap.c). The canonical descriptor of
+ * problem's shape: name cleared, repeat 1. */
 void convsel_shape_key(const convsel_problem *problem, char *buf, size_t size);
 
 /* 64-bit FNV-1a of a string: stable across runs and platforms (shards). */
@@ -61,6 +61,7 @@ void convsel_strmap_free(struct convsel_strmap *map);
 int convsel_strmap_put(struct convsel_strmap *map, const char *key, size_t value);
 /* 1 and *value (when not NULL) when key is there, else 0. */
 int convsel_strmap_get(const struct convsel_strmap *map, const char *key, size_t *value);
+
 /* Sets OpenMP's and OpenBLAS's thread counts for the next call. */
 void convsel_threads_set(int threads);
 

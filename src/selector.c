@@ -18,7 +18,6 @@
  * creation for some primitives; asking again costs a creation, so answers
  * are cached per process (key: canonical descriptor, threads, primitive). */
 struct layout_entry {
-    char key[320];
     convsel_layout src, dst;
     size_t runs_as; /* convsel_primitive_runs_as */
     convsel_status status;
@@ -27,58 +26,19 @@ struct layout_entry {
 static pthread_mutex_t layout_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct layout_entry *layout_cache;
 static size_t layout_count, layout_capacity;
-/* Open addressing over layout_cache: slot -> entry index + 1 (0: empty). */
-static size_t *layout_slots, layout_n_slots;
-
-static uint64_t key_hash(const char *key)
-{
-    uint64_t h = 1469598103934665603ull; /* FNV-1a */
-    for (; *key; key++)
-        h = (h ^ (unsigned char)*key) * 1099511628211ull;
-    return h;
-}
+static struct convsel_strmap layout_index; /* key -> index in layout_cache */
 
 static void layout_key(size_t i, const convsel_problem *problem, int threads, char *key, size_t size)
 {
     char desc[256];
-    convsel_problem copy = *problem;
-    copy.name[0] = '\0';
-    copy.repeat = 1;
-    convsel_problem_format(&copy, desc, sizeof desc);
+    convsel_shape_key(problem, desc, sizeof desc);
     snprintf(key, size, "%zu|%d|%d|%s", i, threads, (int)convsel_get_isa(), desc);
 }
 
 static const struct layout_entry *layout_lookup(const char *key)
 {
-    if (!layout_n_slots)
-        return NULL;
-    for (size_t s = key_hash(key) & (layout_n_slots - 1);; s = (s + 1) & (layout_n_slots - 1)) {
-        if (!layout_slots[s])
-            return NULL;
-        if (strcmp(layout_cache[layout_slots[s] - 1].key, key) == 0)
-            return &layout_cache[layout_slots[s] - 1];
-    }
-}
-
-/* Rebuilds the slots for twice the entries' capacity (a power of two). */
-static int layout_rehash(size_t capacity)
-{
-    size_t n = 1;
-    while (n < 2 * capacity)
-        n <<= 1;
-    size_t *slots = calloc(n, sizeof *slots);
-    if (!slots)
-        return 0;
-    for (size_t k = 0; k < layout_count; k++) {
-        size_t s = key_hash(layout_cache[k].key) & (n - 1);
-        while (slots[s])
-            s = (s + 1) & (n - 1);
-        slots[s] = k + 1;
-    }
-    free(layout_slots);
-    layout_slots = slots;
-    layout_n_slots = n;
-    return 1;
+    size_t k;
+    return convsel_strmap_get(&layout_index, key, &k) ? &layout_cache[k] : NULL;
 }
 
 static void layout_store(const char *key, convsel_layout src, convsel_layout dst, size_t runs_as,
@@ -90,20 +50,11 @@ static void layout_store(const char *key, convsel_layout src, convsel_layout dst
         if (!grown)
             return; /* a cache miss next time, nothing worse */
         layout_cache = grown;
-        if (!layout_rehash(cap))
-            return;
         layout_capacity = cap;
     }
-    struct layout_entry *e = &layout_cache[layout_count++];
-    snprintf(e->key, sizeof e->key, "%s", key);
-    size_t s = key_hash(key) & (layout_n_slots - 1);
-    while (layout_slots[s])
-        s = (s + 1) & (layout_n_slots - 1);
-    layout_slots[s] = layout_count;
-    e->src = src;
-    e->dst = dst;
-    e->runs_as = runs_as;
-    e->status = status;
+    if (convsel_strmap_put(&layout_index, key, layout_count) != 1)
+        return; /* out of memory, or another thread stored it first */
+    layout_cache[layout_count++] = (struct layout_entry){src, dst, runs_as, status};
 }
 
 /* Layouts and kernel of primitive i on problem, from the cache or asked. */
