@@ -17,6 +17,14 @@ expect_rc 2 calibrate --samples 5 --method cubic -o "$tmp/x.msgpack"
 expect_rc 2 calibrate --samples 5 --threads 0 -o "$tmp/x.msgpack"
 expect_rc 2 calibrate --samples 5 --bogus -o "$tmp/x.msgpack"
 expect_rc 1 calibrate --model "$tmp/missing.msgpack" --samples 5 -o "$tmp/x.msgpack"
+# An output it cannot write is refused before anything is measured, not after.
+expect_rc 2 calibrate --samples 5 -o "$tmp/no_dir/x.msgpack"
+grep -q "no directory '$tmp/no_dir'" "$tmp/err" || fail "calibrate -o into a missing directory: $(cat "$tmp/err")"
+grep -q '\[1/' "$tmp/err" && fail "calibrate measured before refusing its -o: $(cat "$tmp/err")"
+expect_rc 2 calibrate --samples 5 -o "$tmp/x.msgpack" --data "$tmp/no_dir/d.msgpack"
+grep -q -- "--data: no directory" "$tmp/err" || fail "calibrate --data into a missing directory: $(cat "$tmp/err")"
+expect_rc 2 calibrate --samples 5 -o "$tmp"
+grep -q "is a directory" "$tmp/err" || fail "calibrate -o DIR: $(cat "$tmp/err")"
 
 # Tiny layers, so that profiling them takes a moment.
 cat >"$tmp/tiny.txt" <<'EOF'

@@ -28,6 +28,8 @@ cmp -s "$tmp/model.msgpack" "$tmp/model3.msgpack" && fail "different seeds, same
 
 expect_rc 2 train "$tmp/data.msgpack"
 expect_rc 2 train -o "$tmp/x.msgpack"
+expect_rc 2 train "$tmp/data.msgpack" -o "$tmp/no_dir/x.msgpack"
+grep -q "no directory '$tmp/no_dir'" "$tmp/err" || fail "train -o into a missing directory: $(cat "$tmp/err")"
 expect_rc 2 train "$tmp/data.msgpack" -o "$tmp/x.msgpack" --params depth=3
 grep -q "unknown training parameter 'depth'" "$tmp/err" || fail "bad key not named: $(cat "$tmp/err")"
 expect_rc 1 train "$tmp/none.msgpack" -o "$tmp/x.msgpack"

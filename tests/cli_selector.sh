@@ -99,8 +99,7 @@ if not kept.startswith("plan without"):
 PY
 # --plans DIR: every timed plan, loadable and runnable, with a row per layer
 # in its .layers.csv naming that plan's primitive; the JSON prices each plan
-# by the oracle's measurements, its reorders included.
-mkdir -p "$tmp/plans"
+# by the oracle's measurements, its reorders included. DIR is created.
 expect_rc 0 compare --net "$tmp/tiny.txt" --verify 2 --check --check-time 0.1 --max-time 0.3 --profile-time 0.02 \
     --plans "$tmp/plans" --json
 python3 - "$tmp/out" "$tmp/plans" <<'PY' || fail "compare --plans: $(cat "$tmp/out"; ls "$tmp/plans")"
@@ -123,8 +122,15 @@ oracle = json.load(open(os.path.join(d, "oracle.plan.json")))
 assert abs(r["oracle_measured_conv_ms"] + r["oracle_measured_reorder_ms"] - oracle["total_ms"]) < 2e-4 + 1e-3 * oracle["total_ms"]
 PY
 expect_rc 0 run --net "$tmp/tiny.txt" --plan "$tmp/plans/verified.plan.json" --max-time 0.1
-expect_rc 1 compare --net "$tmp/tiny.txt" --max-time 0.1 --profile-time 0.02 --plans "$tmp/no/such/dir"
-grep -q "no/such/dir" "$tmp/err" || fail "an unwritable --plans DIR not named: $(cat "$tmp/err")"
+# Outputs that cannot be written are refused before the profiling, not after it.
+expect_rc 2 compare --net "$tmp/tiny.txt" --max-time 0.1 --profile-time 0.02 --plans "$tmp/no/such/dir"
+grep -q "cannot create the directory '$tmp/no/such/dir'" "$tmp/err" || fail "an unwritable --plans DIR not named: $(cat "$tmp/err")"
+grep -q "profiling" "$tmp/err" && fail "compare profiled before refusing --plans: $(cat "$tmp/err")"
+expect_rc 2 compare --net "$tmp/tiny.txt" --max-time 0.1 --profile-time 0.02 --plans "$tmp/plans/model.plan.json"
+grep -q "is not a directory" "$tmp/err" || fail "--plans FILE: $(cat "$tmp/err")"
+expect_rc 2 select --net "$tmp/tiny.txt" --verify 2 -o "$tmp/no/plan.json"
+grep -q "no directory '$tmp/no'" "$tmp/err" || fail "select -o into a missing directory: $(cat "$tmp/err")"
+grep -q "verify" "$tmp/err" && fail "select verified before refusing its -o: $(cat "$tmp/err")"
 expect_rc 0 compare --net "$tmp/tiny.txt" --verify 2 --check --check-time 0.1 --max-time 0.3 --profile-time 0.02
 grep -Eq "^checked plan .*= (model plan|verified plan|onednn_auto|plan without the [a-z]+ family)$" "$tmp/out" ||
     fail "compare --check names no row its plan copies: $(cat "$tmp/out")"

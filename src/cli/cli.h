@@ -28,6 +28,14 @@ int cli_load_network(const char *cmd, const char *net_file, const char *desc, lo
  * belonging to the families named, in a comma-separated list. */
 int cli_parse_primitive_set(const char *cmd, const char *list, unsigned char *mask);
 
+/* Where a command writes only after its work (profiling, verifying, training):
+ * a path it cannot write found before that work, not after. cli_check_output:
+ * the directory a file goes into exists and is writable, and the path is not a
+ * directory. cli_prepare_dir: a directory for several files, created (one
+ * level) when missing. Each prints what is wrong and returns CLI_USAGE. */
+int cli_check_output(const char *cmd, const char *opt, const char *path);
+int cli_prepare_dir(const char *cmd, const char *opt, const char *dir);
+
 /* Seconds on a monotonic clock. */
 double cli_now(void);
 /* problem's descriptor without its name and repeat count: the shape alone. */

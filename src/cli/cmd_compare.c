@@ -39,7 +39,8 @@ static void usage(FILE *out)
             "  --plans DIR       also write every plan timed (model, onednn_auto, single_best,\n"
             "                    oracle, verified, checked) into DIR as NAME.plan.json, and\n"
             "                    NAME.layers.csv: each layer's predicted, measured (alone) and\n"
-            "                    in-network time (the median over the end-to-end runs)\n"
+            "                    in-network time (the median over the end-to-end runs); DIR is\n"
+            "                    created when missing (its parent must exist)\n"
             "  --json            print plan_ms, onednn_auto_ms, single_best_ms, single_best, oracle_ms,\n"
             "                    select_ms, oracle_profile_s, ...; each plan priced by the oracle's\n"
             "                    measurements too (*_measured_conv_ms, *_measured_reorder_ms)\n");
@@ -189,6 +190,8 @@ int cmd_compare(int argc, char **argv)
         fprintf(stderr, "convsel compare: --net FILE is required\n");
         return CLI_USAGE;
     }
+    if (plans_dir && cli_prepare_dir("compare", "--plans", plans_dir) != CLI_OK)
+        return CLI_USAGE;
 
     enum { PLAN, AUTO, SINGLE, ORACLE, VERIFIED, CHECKED, N_PLANS };
     static const char *const labels[N_PLANS] = {"model plan", "onednn_auto", "single best",

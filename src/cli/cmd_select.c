@@ -166,6 +166,8 @@ int cmd_select(int argc, char **argv)
         fprintf(stderr, "convsel select: --net FILE is required\n");
         return CLI_USAGE;
     }
+    if (out && cli_check_output("select", "-o", out) != CLI_OK)
+        return CLI_USAGE;
     size_t np = convsel_primitive_count();
     unsigned char *excluded = calloc(np, 1);
     convsel_network *net = NULL;

@@ -110,6 +110,8 @@ int cmd_train(int argc, char **argv)
         usage(stderr);
         rc = CLI_USAGE;
     }
+    if (rc == CLI_OK)
+        rc = cli_check_output("train", "-o", out);
     convsel_train_params params;
     convsel_train_params_default(&params);
     convsel_status st;

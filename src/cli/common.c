@@ -3,7 +3,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "cli.h"
 
@@ -31,6 +33,63 @@ int cli_fail(const char *cmd, convsel_status st)
 {
     fprintf(stderr, "convsel %s: %s\n", cmd, convsel_last_error()[0] ? convsel_last_error() : convsel_status_str(st));
     return cli_status_exit(st);
+}
+
+static int writable_dir(const char *cmd, const char *opt, const char *dir)
+{
+    struct stat sb;
+    if (stat(dir, &sb) != 0) {
+        fprintf(stderr, "convsel %s: %s: no directory '%s' (%s)\n", cmd, opt, dir, strerror(errno));
+        return CLI_USAGE;
+    }
+    if (!S_ISDIR(sb.st_mode)) {
+        fprintf(stderr, "convsel %s: %s: '%s' is not a directory\n", cmd, opt, dir);
+        return CLI_USAGE;
+    }
+    if (access(dir, W_OK | X_OK) != 0) {
+        fprintf(stderr, "convsel %s: %s: cannot write into '%s' (%s)\n", cmd, opt, dir, strerror(errno));
+        return CLI_USAGE;
+    }
+    return CLI_OK;
+}
+
+int cli_check_output(const char *cmd, const char *opt, const char *path)
+{
+    struct stat sb;
+    if (!path[0]) {
+        fprintf(stderr, "convsel %s: %s: an empty path\n", cmd, opt);
+        return CLI_USAGE;
+    }
+    if (stat(path, &sb) == 0 && S_ISDIR(sb.st_mode)) {
+        fprintf(stderr, "convsel %s: %s: '%s' is a directory, not a file\n", cmd, opt, path);
+        return CLI_USAGE;
+    }
+    char dir[4096];
+    const char *slash = strrchr(path, '/');
+    if (!slash)
+        snprintf(dir, sizeof dir, ".");
+    else if (slash == path)
+        snprintf(dir, sizeof dir, "/");
+    else if ((size_t)(slash - path) < sizeof dir)
+        snprintf(dir, sizeof dir, "%.*s", (int)(slash - path), path);
+    else {
+        fprintf(stderr, "convsel %s: %s: the path is too long\n", cmd, opt);
+        return CLI_USAGE;
+    }
+    return writable_dir(cmd, opt, dir);
+}
+
+int cli_prepare_dir(const char *cmd, const char *opt, const char *dir)
+{
+    if (!dir[0]) {
+        fprintf(stderr, "convsel %s: %s: an empty path\n", cmd, opt);
+        return CLI_USAGE;
+    }
+    if (mkdir(dir, 0777) != 0 && errno != EEXIST) {
+        fprintf(stderr, "convsel %s: %s: cannot create the directory '%s' (%s)\n", cmd, opt, dir, strerror(errno));
+        return CLI_USAGE;
+    }
+    return writable_dir(cmd, opt, dir);
 }
 
 int cli_parse_long(const char *cmd, const char *opt, const char *text, long lo, long hi, long *value)
