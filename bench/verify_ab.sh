@@ -36,6 +36,7 @@ import json, sys
 r = json.load(open(sys.argv[1]))
 print(f'{sys.argv[2]} plan {r["plan_ms"]:.2f} verified {r["verified_ms"]:.2f} oracle {r["oracle_ms"]:.2f} '
       f'auto {r["onednn_auto_ms"]:.2f} | v/p {r["verified_ms"] / r["plan_ms"]:.3f} '
+      f'v/a {r["verified_ms"] / r["onednn_auto_ms"]:.3f} '
       f'v/o {r["verified_ms"] / r["oracle_ms"]:.3f} | check model {r["check_model_plan_ms"]:.2f} '
       f'verified {r["check_verified_ms"]:.2f} ({r["check_verified_ms"] / r["check_model_plan_ms"]:.3f}) '
       f'kept {r["check_kept"]}')

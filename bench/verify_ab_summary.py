@@ -21,7 +21,7 @@ import statistics
 import sys
 
 LINE = re.compile(r'(\d+) (\S+) (\S+) (t\d) (\S+) plan ([\d.]+) verified ([\d.]+) oracle ([\d.]+) '
-                  r'auto ([\d.]+) \| v/p ([\d.]+) v/o ([\d.]+) \| check model ([\d.]+) verified ([\d.]+) '
+                  r'auto ([\d.]+) \| v/p ([\d.]+) (?:v/a [\d.]+ )?v/o ([\d.]+) \| check model ([\d.]+) verified ([\d.]+) '
                   r'\(([\d.]+)\) kept (.*)')
 
 

@@ -109,6 +109,7 @@ typedef struct convsel_verify_candidate {
     size_t group;
     size_t primitive;
     int anchor;         /* the model plan's choice on this shape */
+    int baseline;       /* oneDNN alone's choice (onednn_auto): kept without the margin in place */
     double alone_ms;    /* timed alone, in the costs' statistic */
     double in_place_ms; /* in place: its median inside the network, else 0 (opts->verify_alone) */
     double ms;          /* its cost to the selector */
@@ -120,7 +121,10 @@ convsel_status convsel_runner_timed(void *runner);
 
 /* Which measured candidates the selector may take (kept), and at what cost
  * (ms): the margin rule on the in-place times where both the candidate and
- * its group's anchor have one, else on the times alone. */
+ * its group's anchor have one, else on the times alone. In place, oneDNN
+ * alone's choice (baseline) is kept whatever its time: the selector then
+ * weighs it against the anchor by their in-place costs and the reorders
+ * around them. */
 void convsel_verify_decide(convsel_verify_candidate *candidates, size_t n);
 
 /* convsel_select_verified, and (when candidates is not NULL) every candidate

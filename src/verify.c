@@ -48,7 +48,7 @@ static convsel_status inner_reorder(void *ctx, int64_t mb, int64_t c, int64_t h,
 }
 
 static convsel_status add_entry(struct verified_costs *vc, const convsel_problem *p, size_t group, size_t primitive,
-                                int anchor, double ms)
+                                int anchor, int baseline, double ms)
 {
     if (vc->n == vc->cap) {
         size_t cap = vc->cap ? 2 * vc->cap : 32;
@@ -65,6 +65,7 @@ static convsel_status add_entry(struct verified_costs *vc, const convsel_problem
     e->group = group;
     e->primitive = primitive;
     e->anchor = anchor;
+    e->baseline = baseline;
     e->alone_ms = e->ms = ms;
     e->in_place_ms = 0.0;
     e->kept = 1;
@@ -104,7 +105,7 @@ void convsel_verify_decide(convsel_verify_candidate *c, size_t n)
         convsel_verify_candidate *e = &c[i];
         const convsel_verify_candidate *a = group_anchor(c, n, e->group);
         if (a && a->in_place_ms > 0.0 && e->in_place_ms > 0.0) {
-            e->kept = convsel_verify_keeps(a->in_place_ms, e->anchor, e->in_place_ms);
+            e->kept = e->baseline || convsel_verify_keeps(a->in_place_ms, e->anchor, e->in_place_ms);
             e->ms = e->anchor ? e->alone_ms : a->alone_ms * e->in_place_ms / a->in_place_ms;
         } else {
             e->kept = convsel_verify_keeps(a ? a->alone_ms : 0.0, e->anchor, e->alone_ms);
@@ -221,8 +222,8 @@ static int in_place_rounds(double round_s, int verbose)
  * options' max_time_s); a candidate's in-place time is
  * the mean, over the layers of its shape that run it in any of them, of the
  * layer's median. Every shape's candidates share the variants, so there are
- * at most k + 1 networks to time (the top k and the anchor) whatever the
- * network's size. */
+ * at most k + 2 networks to time (the top k, the anchor and oneDNN alone's
+ * choice) whatever the network's size. */
 static convsel_status time_in_place(const convsel_network *network, const convsel_select_options *opts,
                                     const convsel_cost_source *costs, const convsel_plan *model_plan,
                                     const convsel_timing_options *timing, struct verified_costs *vc)
@@ -389,6 +390,14 @@ convsel_status convsel_verify_select(const convsel_network *network, const convs
     convsel_plan *model_plan = NULL;
     if (st == CONVSEL_OK)
         st = convsel_select(network, &opts, costs, &model_plan);
+    /* oneDNN alone's choice is measured too wherever it applies: it is what the
+     * plan is judged against, and a model led by warm per-layer times can rank
+     * it below the top k where in the network it is faster (DenseNet on
+     * Emerald Rapids: the calibrated model put onednn_winograd first on all 36
+     * layers and onednn_auto fourth or lower on most; docs/selection.md). */
+    size_t baseline = np;
+    if (convsel_primitive_find("onednn_auto", &baseline) != CONVSEL_OK)
+        baseline = np;
     for (size_t l = 0; l < n_lines && st == CONVSEL_OK; l++) {
         const convsel_problem *p = convsel_network_layer(network, l);
         int done = 0;
@@ -415,7 +424,8 @@ convsel_status convsel_verify_select(const convsel_network *network, const convs
         qsort(ranked, n, sizeof *ranked, cmp_ranked);
         if (ranked[1].ms / ranked[0].ms - 1.0 >= 2.0 * uncertainty)
             continue;
-        /* The top k, and the model plan's choice here where it ranks lower. */
+        /* The top k, and the model plan's choice and oneDNN alone's here where
+         * they rank lower. */
         size_t top = CONVSEL_MIN(n, (size_t)k), anchor = np;
         for (size_t i = 0; i < model_plan->n_layers; i++)
             if (convsel_problem_same_shape(&model_plan->layers[i].problem, p)) {
@@ -423,13 +433,15 @@ convsel_status convsel_verify_select(const convsel_network *network, const convs
                     anchor = np;
                 break;
             }
-        for (size_t r = top; r < n && anchor < np; r++)
-            if (ranked[r].primitive == anchor) {
-                struct ranked a = ranked[r];
-                ranked[r] = ranked[top];
-                ranked[top++] = a;
-                break;
-            }
+        const size_t extra[2] = {anchor, baseline};
+        for (int x = 0; x < 2; x++)
+            for (size_t r = top; r < n && extra[x] < np; r++)
+                if (ranked[r].primitive == extra[x]) {
+                    struct ranked a = ranked[r];
+                    ranked[r] = ranked[top];
+                    ranked[top++] = a;
+                    break;
+                }
         memset(selected, 0, np);
         for (size_t r = 0; r < top; r++)
             selected[ranked[r].primitive] = 1;
@@ -441,7 +453,8 @@ convsel_status convsel_verify_select(const convsel_network *network, const convs
             if (!m->applicable)
                 continue;
             double ms = convsel_statistic_pick(costs->statistic, m->timing.min_ms, m->timing.p10_ms, m->timing.median_ms);
-            st = add_entry(&vc, p, n_verified, ranked[r].primitive, ranked[r].primitive == anchor, ms);
+            st = add_entry(&vc, p, n_verified, ranked[r].primitive, ranked[r].primitive == anchor,
+                           ranked[r].primitive == baseline, ms);
         }
         verified_line[l] = 1;
         n_verified++;

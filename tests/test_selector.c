@@ -507,6 +507,12 @@ static void test_verify_decide(void)
         {.group = 1, .primitive = 2, .alone_ms = 0.9},
         {.group = 1, .primitive = 3, .alone_ms = 0.97},
         {.group = 2, .primitive = 2, .alone_ms = 3.0, .in_place_ms = 1.0}, /* no anchor measured */
+        /* oneDNN alone's choice: kept in place though 3% slower there, at its
+         * in-place cost; alone, the margin holds for it as for the others. */
+        {.group = 3, .primitive = 1, .anchor = 1, .alone_ms = 1.0, .in_place_ms = 2.0},
+        {.group = 3, .primitive = 4, .baseline = 1, .alone_ms = 0.9, .in_place_ms = 2.06},
+        {.group = 4, .primitive = 1, .anchor = 1, .alone_ms = 1.0},
+        {.group = 4, .primitive = 4, .baseline = 1, .alone_ms = 0.97},
     };
     convsel_verify_decide(c, sizeof c / sizeof c[0]);
     CHECK(c[0].kept);
@@ -520,6 +526,9 @@ static void test_verify_decide(void)
     CHECK(!c[5].kept);
     CHECK(c[6].kept);
     CHECK(c[6].ms == 3.0);
+    CHECK(c[8].kept);
+    CHECK_NEAR(c[8].ms, 1.03, 1e-12);
+    CHECK(!c[10].kept);
 }
 
 /* mode 0: --alone; 1: in place; 2: in place with no memory for a variant
@@ -545,6 +554,8 @@ static void test_verified_choices(int mode)
     convsel_plan *model_plan = NULL;
     convsel_verify_candidate *cand = NULL;
     size_t n_cand = 0;
+    size_t baseline;
+    CHECK_EQ(convsel_primitive_find("onednn_auto", &baseline), CONVSEL_OK);
     CHECK_EQ(convsel_select(net, &o, &src, &model_plan), CONVSEL_OK);
     CHECK_EQ(convsel_verify_select(net, &o, &src, k, 100.0, &t, &plan, &cand, &n_cand), CONVSEL_OK);
     if (plan && model_plan) {
@@ -565,11 +576,18 @@ static void test_verified_choices(int mode)
                 if (syn_conv(&syn, p, 1, q, &ms) == CONVSEL_OK && ms < mine)
                     better++;
             }
-            /* Measured: the top k, and the model plan's own choice here. */
+            /* Measured: the top k, the model plan's own choice here and oneDNN alone's. */
             int models_choice = !strcmp(plan->layers[i].primitive, model_plan->layers[i].primitive);
-            CHECK_MSG(better < k || models_choice,
+            CHECK_MSG(better < k || models_choice || chosen == baseline,
                       "layer %zu: %s is predicted rank %d, beyond the %d measured, and not the model plan's %s", i,
                       plan->layers[i].primitive, better + 1, k, model_plan->layers[i].primitive);
+            /* oneDNN alone's choice was measured wherever it applies. */
+            int baseline_measured = 0;
+            for (size_t c = 0; c < n_cand; c++)
+                if (cand[c].primitive == baseline && convsel_problem_same_shape(&cand[c].shape, p))
+                    baseline_measured = 1;
+            if (convsel_select_allowed(baseline, p, &o, NULL, 0) && !convsel_select_runs_naive(baseline, p, 1))
+                CHECK_MSG(baseline_measured, "layer %zu: onednn_auto applies but was not measured", i);
             /* And it is a candidate the rule kept, at the cost it was given. */
             int kept = 0;
             for (size_t c = 0; c < n_cand; c++)
@@ -581,10 +599,11 @@ static void test_verified_choices(int mode)
         }
     }
     /* The candidates: per layer the model plan's choice (the anchor) and up to
-     * k others; with in_place every one was run inside the network (in the
-     * model's plan or one of its variants), and the margin rule and the cost
-     * follow the in-place times, else the times alone. */
-    CHECK(n_cand >= 3 && n_cand <= 3 * (size_t)(k + 1));
+     * k + 1 others (the top k, oneDNN alone's choice); with in_place every one
+     * was run inside the network (in the model's plan or one of its variants),
+     * and the margin rule (which oneDNN alone's choice skips in place) and the
+     * cost follow the in-place times, else the times alone. */
+    CHECK(n_cand >= 3 && n_cand <= 3 * (size_t)(k + 2));
     for (size_t c = 0; c < n_cand; c++) {
         const convsel_verify_candidate *e = &cand[c], *a = NULL;
         int anchors = 0;
@@ -594,6 +613,7 @@ static void test_verified_choices(int mode)
                 anchors++;
             }
         CHECK_EQ(anchors, 1);
+        CHECK_EQ(e->baseline, e->primitive == baseline);
         CHECK(e->group < 3);
         CHECK(e->alone_ms > 0.0);
         if (!a)
@@ -602,7 +622,7 @@ static void test_verified_choices(int mode)
         if (in_place) {
             CHECK_MSG(e->in_place_ms > 0.0, "candidate %s of group %zu never ran in place",
                       convsel_primitive_name(e->primitive), e->group);
-            CHECK_EQ(e->kept, convsel_verify_keeps(a->in_place_ms, e->anchor, e->in_place_ms));
+            CHECK_EQ(e->kept, e->baseline || convsel_verify_keeps(a->in_place_ms, e->anchor, e->in_place_ms));
             double want = e->anchor ? e->alone_ms : a->alone_ms * e->in_place_ms / a->in_place_ms;
             CHECK_NEAR(e->ms, want, 1e-12 * want);
         } else {
