@@ -1110,18 +1110,19 @@ const convsel_reorder_model *convsel_model_reorders(const convsel_model *model);
  * convsel_select with measurement where the model cannot decide: for every
  * distinct layer whose two best predicted primitives are within the model's
  * uncertainty (relative gap below 2 × uncertainty, e.g. the model's log-space
- * validation RMSE), the top k predicted primitives, and the primitive the
- * model's own plan (convsel_select on costs) runs there, are timed
- * interleaved and their measured times replace the predictions; a candidate
- * other than the plan's choice stays only if it was measured more than 5%
- * faster than that choice (a near tie timed alone can be a loss inside the
- * network). Then, unless opts->verify_alone, every candidate measured is
- * timed inside the network too: the model's plan and up to k variants of it
- * (on each verified layer its next measured candidate, the layouts and
- * reorders around it chosen again) run interleaved with their layers timed,
- * and the margin and the candidates' costs come from those in-network times
- * (a candidate costs the plan's choice's time alone scaled by their ratio in
- * place). plan->verified_layers and plan->verify_s report how many layers
+ * validation RMSE), the top k predicted primitives, the primitive the
+ * model's own plan (convsel_select on costs) runs there and onednn_auto
+ * (oneDNN alone's choice) are timed interleaved and their measured times
+ * replace the predictions; a candidate other than the plan's choice stays
+ * only if it was measured more than 5% faster than that choice (a near tie
+ * timed alone can be a loss inside the network). Then, unless
+ * opts->verify_alone, every candidate measured is timed inside the network
+ * too: the model's plan and up to k + 1 variants of it (on each verified
+ * layer its next measured candidate, the layouts and reorders around it
+ * chosen again) run interleaved with their layers timed, and the margin and
+ * the candidates' costs come from those in-network times (a candidate costs
+ * the plan's choice's time alone scaled by their ratio in place; onednn_auto
+ * stays a candidate there without the margin). plan->verified_layers and plan->verify_s report how many layers
  * needed it and the seconds spent.
  */
 convsel_status convsel_select_verified(const convsel_network *network, const convsel_select_options *opts,
