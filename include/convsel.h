@@ -1122,8 +1122,8 @@ const convsel_reorder_model *convsel_model_reorders(const convsel_model *model);
  * chosen again) run interleaved with their layers timed, and the margin and
  * the candidates' costs come from those in-network times (a candidate costs
  * the plan's choice's time alone scaled by their ratio in place; onednn_auto
- * stays a candidate there without the margin). plan->verified_layers and plan->verify_s report how many layers
- * needed it and the seconds spent.
+ * stays a candidate there without the margin). plan->verified_layers and
+ * plan->verify_s report how many layers needed it and the seconds spent.
  */
 convsel_status convsel_select_verified(const convsel_network *network, const convsel_select_options *opts,
                                        const convsel_cost_source *costs, int k, double uncertainty,

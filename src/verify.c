@@ -395,9 +395,7 @@ convsel_status convsel_verify_select(const convsel_network *network, const convs
      * it below the top k where in the network it is faster (DenseNet on
      * Emerald Rapids: the calibrated model put onednn_winograd first on all 36
      * layers and onednn_auto fourth or lower on most; docs/selection.md). */
-    size_t baseline = np;
-    if (convsel_primitive_find("onednn_auto", &baseline) != CONVSEL_OK)
-        baseline = np;
+    const size_t baseline = convsel_primitive_index("onednn_auto"); /* SIZE_MAX where absent */
     for (size_t l = 0; l < n_lines && st == CONVSEL_OK; l++) {
         const convsel_problem *p = convsel_network_layer(network, l);
         int done = 0;

@@ -471,7 +471,8 @@ int cmd_calibrate(int argc, char **argv)
         fprintf(stderr, "convsel %s: -o OUT is required\n", CMD);
         return CLI_USAGE;
     }
-    if (cli_check_output(CMD, "-o", out_path) != CLI_OK || (data_path && cli_check_output(CMD, "--data", data_path) != CLI_OK))
+    if (cli_check_output(CMD, "-o", out_path) != CLI_OK ||
+        (data_path && cli_check_output(CMD, "--data", data_path) != CLI_OK))
         return CLI_USAGE;
     if (!from_data && samples == 0) {
         fprintf(stderr, "convsel %s: --samples K is required (or --from-data FILE)\n", CMD);
