@@ -161,6 +161,48 @@ static inline double convsel_ensemble_predict(const convsel_ensemble *e, const f
 
 void convsel_ensemble_free(convsel_ensemble *e);
 
+/*
+ * An ensemble laid out for prediction (forest.c): each tree padded to a
+ * complete binary tree of one depth, stored as arrays in breadth-first order:
+ * the inner nodes' splits ([tree][2^depth - 1]) and the leaves' values
+ * ([tree][2^depth]).
+ */
+#define CONVSEL_FOREST_MAX_DEPTH 8
+/* Codes a category split of a forest may send left: 0 .. 31. */
+#define CONVSEL_FOREST_CODES 32
+
+typedef struct convsel_forest {
+    int depth;
+    size_t n_trees, n_features;
+    uint8_t *feature;
+    uint32_t *word;       /* a threshold split's float; a category split's codes that go right */
+    double *leaf;
+    uint8_t *categorical; /* per feature */
+    void *block;          /* the one allocation behind the three arrays */
+} convsel_forest;
+
+/* Lays out e at depth (the training's max_depth), for rows of n_features
+ * features. Returns OK, NOT_APPLICABLE (depth over CONVSEL_FOREST_MAX_DEPTH,
+ * a tree deeper than depth, more than 256 features, a split that tests a
+ * feature against its kind, a category split that sends a code of 32 or more
+ * left) or OUT_OF_MEMORY, without an error message: f is then empty and the
+ * ensemble is walked node by node. */
+convsel_status convsel_forest_build(const convsel_ensemble *e, int depth, size_t n_features,
+                                    int (*is_categorical)(size_t f), convsel_forest *f);
+void convsel_forest_free(convsel_forest *f);
+
+/* The row x (n_features values) as f's walks read it: xf, x with NaN for
+ * the categorical features, and codes, a categorical feature's whole value
+ * below CONVSEL_FOREST_CODES or else twice that, and CONVSEL_FOREST_CODES
+ * for a numeric feature. */
+void convsel_forest_row(const convsel_forest *f, const float *x, float *xf, uint8_t *codes);
+
+/* sum[i] += the predictions of trees first .. first + count - 1 for the row
+ * xf[i], codes[i] (convsel_forest_row), i < n, added tree by tree in order:
+ * the same values as convsel_tree_predict's. */
+void convsel_forest_add_rows(const convsel_forest *f, size_t first, size_t count, const float *const *xf,
+                             const uint8_t *const *codes, size_t n, double *sum);
+
 typedef struct convsel_boost_params {
     int max_trees;
     double learning_rate;

@@ -31,6 +31,7 @@ struct convsel_model {
     double *overhead_ms;         /* per primitive: its per-call time c (0 when unused) */
     size_t n_ensembles;          /* n_primitives (PER_PRIMITIVE) or 1 (SINGLE) */
     convsel_ensemble *ensembles;
+    convsel_forest *forests;     /* per ensemble, laid out for prediction (NULL: walk the trees) */
     double valid_rmse_log;       /* RMS log-space error on the early-stopping rows */
     uint64_t valid_rows;         /* how many (0: none held out; uncertainty then defaults) */
     convsel_reorder_model *reorders; /* fitted on the training data's reorder records, or NULL */
@@ -38,6 +39,12 @@ struct convsel_model {
     struct convsel_calibration *calibrations;
     char id[17];
 };
+
+/* Lays out model's ensembles for prediction (forest.c) once they are final:
+ * after training and after parsing. An ensemble the layout cannot hold, or
+ * no memory for it, leaves its forest empty: its trees are walked node by
+ * node, to the same predictions. */
+void convsel_model_lay_out(convsel_model *model);
 
 /* ---------------------------------------------------------------- calibration */
 

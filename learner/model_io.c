@@ -13,6 +13,7 @@
  */
 #include <errno.h>
 #include <math.h>
+#include <omp.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -27,6 +28,8 @@
 /* Far above any real model (a few MB); keeps a hostile file from making us
  * read gigabytes. */
 #define MODEL_MAX_FILE_BYTES ((size_t)1 << 30)
+/* Files from which the id is hashed on a second core while parsing. */
+#define PARALLEL_HASH_BYTES ((size_t)1 << 20)
 
 static const char *const mode_names[] = {"per_primitive", "single"};
 
@@ -1251,12 +1254,25 @@ convsel_status convsel_model_parse(const uint8_t *data, size_t size, const char 
         free(m);
         return convsel_error(CONVSEL_CORRUPT, "%s: empty file, not a convsel model", name);
     }
-    parse_model(&c, m);
+    /* The id's hash (a byte at a time, about a third of a large model's
+     * load) runs on a second core beside the parse and the layout. The
+     * calling thread (0) parses, so that a failure's message is its own. */
+    char id[17];
+#pragma omp parallel num_threads(2) if (size >= PARALLEL_HASH_BYTES)
+    {
+        if (omp_get_thread_num() == 0) {
+            parse_model(&c, m);
+            if (c.status == CONVSEL_OK)
+                convsel_model_lay_out(m);
+        }
+        if (omp_get_thread_num() == omp_get_num_threads() - 1)
+            convsel_model_hash_id(data, size, id);
+    }
     if (c.status != CONVSEL_OK) {
         convsel_model_destroy(m);
         return c.status;
     }
-    convsel_model_hash_id(data, size, m->id);
+    memcpy(m->id, id, sizeof id);
     *out = m;
     return CONVSEL_OK;
 }

@@ -895,12 +895,181 @@ static void test_blas_setups(void)
     convsel_dataset_destroy(ds[1]);
 }
 
+
+/* ---------------------------------------------------------------- trees laid out for prediction */
+
+enum { FOREST_F = 5 }; /* feature 0 categorical, as first_categorical says */
+
+/* Grows node i of a random tree at depth d (< max_depth splits below it),
+ * appending children after it as training does. */
+static void random_subtree(convsel_rng *rng, convsel_node *nodes, size_t *n, int32_t i, int d, int max_depth,
+                           int cat_bits)
+{
+    convsel_node *node = &nodes[i];
+    if (d == max_depth || (d > 0 && convsel_rng_below(rng, 4) == 0)) {
+        *node = (convsel_node){.feature = -1, .left = -1, .right = -1,
+                               .value = convsel_rng_uniform(rng) - 0.5 + 1e-9 * (double)convsel_rng_below(rng, 1000)};
+        return;
+    }
+    int32_t f = (int32_t)convsel_rng_below(rng, FOREST_F);
+    *node = (convsel_node){.feature = f};
+    if (f == 0) {
+        do
+            node->cat_left = (uint64_t)convsel_rng_below(rng, (size_t)1 << 31) * 2654435761u &
+                             (cat_bits == 64 ? ~(uint64_t)0 : (((uint64_t)1 << cat_bits) - 1));
+        while (!node->cat_left);
+    } else {
+        node->threshold = (float)(convsel_rng_uniform(rng) * 4.0 - 2.0);
+    }
+    int32_t left = (int32_t)(*n)++, right = (int32_t)(*n)++;
+    node->left = left;
+    node->right = right;
+    random_subtree(rng, nodes, n, left, d + 1, max_depth, cat_bits);
+    random_subtree(rng, nodes, n, right, d + 1, max_depth, cat_bits);
+}
+
+static void random_ensemble(convsel_rng *rng, size_t n_trees, int max_depth, int cat_bits, convsel_ensemble *e)
+{
+    e->base = 0.25;
+    e->n_trees = n_trees;
+    e->trees = calloc(n_trees, sizeof *e->trees);
+    for (size_t t = 0; e->trees && t < n_trees; t++) {
+        convsel_node *nodes = calloc(((size_t)2 << max_depth), sizeof *nodes);
+        size_t n = 1;
+        if (nodes)
+            random_subtree(rng, nodes, &n, 0, 0, max_depth, cat_bits);
+        e->trees[t] = (convsel_tree){nodes ? n : 0, nodes};
+    }
+}
+
+/* A row of the kinds of values a walk meets: categories in and out of the
+ * masks' range, fractions, negative, NaN and infinite values, and values
+ * equal to a split's threshold. */
+static void random_row(convsel_rng *rng, const convsel_ensemble *e, float *x)
+{
+    static const float odd[] = {NAN, INFINITY, -INFINITY, -1.0f, 2.5f, 31.0f, 32.0f, 63.0f, 64.0f, 1e9f};
+    for (size_t j = 0; j < FOREST_F; j++) {
+        size_t pick = convsel_rng_below(rng, 10);
+        const convsel_tree *tree = &e->trees[convsel_rng_below(rng, e->n_trees)];
+        const convsel_node *node = &tree->nodes[convsel_rng_below(rng, tree->n_nodes)];
+        if (pick == 0)
+            x[j] = odd[convsel_rng_below(rng, sizeof odd / sizeof *odd)];
+        else if (pick <= 3 && j > 0 && node->feature > 0)
+            x[j] = node->threshold;
+        else if (j == 0)
+            x[j] = (float)convsel_rng_below(rng, 34);
+        else
+            x[j] = (float)(convsel_rng_uniform(rng) * 5.0 - 2.5);
+    }
+}
+
+/* Every row's sum through the laid-out forest, in tiles of trees and groups
+ * of rows of every size, is bit for bit the sum of convsel_tree_predict. */
+static void test_forest_matches_trees(void)
+{
+    enum { ROWS = 37 };
+    convsel_rng rng = {41};
+    for (int max_depth = 0; max_depth <= CONVSEL_FOREST_MAX_DEPTH; max_depth++) {
+        convsel_ensemble e = {0};
+        random_ensemble(&rng, 40, max_depth, 32, &e);
+        convsel_forest f;
+        CHECK_EQ(convsel_forest_build(&e, max_depth, FOREST_F, first_categorical, &f), CONVSEL_OK);
+        float x[ROWS][FOREST_F], xf[ROWS][FOREST_F];
+        uint8_t codes[ROWS][FOREST_F];
+        const float *xs[ROWS];
+        const uint8_t *cs[ROWS];
+        double want[ROWS], got[ROWS];
+        for (size_t r = 0; r < ROWS; r++) {
+            random_row(&rng, &e, x[r]);
+            want[r] = got[r] = e.base;
+            for (size_t t = 0; t < e.n_trees; t++)
+                want[r] += convsel_tree_predict(&e.trees[t], x[r]);
+        }
+        int same = f.leaf != NULL;
+        for (size_t n = 1; same && n <= ROWS; n += 6) {
+            for (size_t r = 0; r < n; r++) {
+                convsel_forest_row(&f, x[r], xf[r], codes[r]);
+                xs[r] = xf[r];
+                cs[r] = codes[r];
+                got[r] = e.base;
+            }
+            for (size_t t = 0; t < e.n_trees; t += 7)
+                convsel_forest_add_rows(&f, t, e.n_trees - t < 7 ? e.n_trees - t : 7, xs, cs, n, got);
+            for (size_t r = 0; r < n; r++)
+                same &= memcmp(&want[r], &got[r], sizeof want[r]) == 0;
+        }
+        CHECK_MSG(same, "depth %d: the laid-out forest predicts other sums than the trees", max_depth);
+        /* laid out deeper than its trees, the same sums */
+        if (max_depth < CONVSEL_FOREST_MAX_DEPTH) {
+            convsel_forest deeper;
+            CHECK_EQ(convsel_forest_build(&e, max_depth + 1, FOREST_F, first_categorical, &deeper), CONVSEL_OK);
+            for (size_t r = 0; r < ROWS; r++) {
+                convsel_forest_row(&deeper, x[r], xf[r], codes[r]);
+                xs[r] = xf[r];
+                cs[r] = codes[r];
+                got[r] = e.base;
+            }
+            convsel_forest_add_rows(&deeper, 0, e.n_trees, xs, cs, ROWS, got);
+            same = 1;
+            for (size_t r = 0; r < ROWS; r++)
+                same &= memcmp(&want[r], &got[r], sizeof want[r]) == 0;
+            CHECK_MSG(same, "depth %d laid out at %d: other sums", max_depth, max_depth + 1);
+            convsel_forest_free(&deeper);
+        }
+        convsel_forest_free(&f);
+        convsel_ensemble_free(&e);
+    }
+}
+
+/* What the layout cannot hold is refused, and the trees stay walkable. */
+static void test_forest_refuses(void)
+{
+    convsel_rng rng = {43};
+    convsel_ensemble e = {0};
+    convsel_forest f;
+    random_ensemble(&rng, 10, 5, 32, &e);
+    /* a tree deeper than the depth asked for */
+    CHECK_EQ(convsel_forest_build(&e, 4, FOREST_F, first_categorical, &f), CONVSEL_NOT_APPLICABLE);
+    CHECK(f.leaf == NULL && f.block == NULL);
+    CHECK_EQ(convsel_forest_build(&e, CONVSEL_FOREST_MAX_DEPTH + 1, FOREST_F, first_categorical, &f),
+             CONVSEL_NOT_APPLICABLE);
+    CHECK_EQ(convsel_forest_build(&e, 5, FOREST_F, first_categorical, &f), CONVSEL_OK);
+    convsel_forest_free(&f);
+    /* a threshold split on the categorical feature, a category split on a numeric one */
+    convsel_node *root = &e.trees[0].nodes[0];
+    convsel_node saved = *root;
+    *root = (convsel_node){.feature = 0, .threshold = 1.5f, .left = saved.left, .right = saved.right};
+    if (saved.feature >= 0) {
+        CHECK_EQ(convsel_forest_build(&e, 5, FOREST_F, first_categorical, &f), CONVSEL_NOT_APPLICABLE);
+        root->feature = 2;
+        root->cat_left = 5;
+        CHECK_EQ(convsel_forest_build(&e, 5, FOREST_F, first_categorical, &f), CONVSEL_NOT_APPLICABLE);
+        /* a category set that sends a code of 32 or more left */
+        root->feature = 0;
+        root->cat_left = (uint64_t)1 << 40 | 1u;
+        CHECK_EQ(convsel_forest_build(&e, 5, FOREST_F, first_categorical, &f), CONVSEL_NOT_APPLICABLE);
+    }
+    *root = saved;
+    convsel_ensemble_free(&e);
+    /* masks over all 64 codes: refused when a high bit is set */
+    random_ensemble(&rng, 30, 3, 64, &e);
+    int high = 0;
+    for (size_t t = 0; t < e.n_trees; t++)
+        for (size_t i = 0; i < e.trees[t].n_nodes; i++)
+            high |= (e.trees[t].nodes[i].cat_left >> 32) != 0;
+    CHECK(high);
+    CHECK_EQ(convsel_forest_build(&e, 3, FOREST_F, first_categorical, &f), CONVSEL_NOT_APPLICABLE);
+    convsel_ensemble_free(&e);
+}
+
 int main(void)
 {
     test_features();
     test_bins();
     test_planted_split();
     test_categorical_split();
+    test_forest_matches_trees();
+    test_forest_refuses();
     test_boosting();
     test_params();
     test_roofline_fit();

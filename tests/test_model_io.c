@@ -297,19 +297,36 @@ static void test_extras(void)
     convsel_dataset_destroy(ds);
 }
 
-/* Batch prediction (tree by tree over blocks) gives exactly what one-at-a-time
- * prediction gives, through the catalogue's indexes too. */
+/* Batch prediction (tree by tree over blocks, through the laid-out forests
+ * where the trees fit them) gives exactly what one-at-a-time prediction
+ * (node by node) gives, through the catalogue's indexes too, and so does a
+ * model saved and loaded again. */
 static void test_batch_equals_single(void)
 {
     convsel_dataset *ds = NULL;
     CHECK_EQ(syn_dataset_named(21, 2, 10, 20, 0.03, syn_catalogue_names, &ds), CONVSEL_OK);
     if (!ds)
         return;
-    const char *modes[2] = {"mode=single", "mode=per_primitive"};
-    for (int k = 0; k < 2; k++) {
-        convsel_model *model = train(ds, modes[k], 0);
+    const char *modes[3] = {"mode=single", "mode=per_primitive", "mode=single,max_depth=10"};
+    for (int k = 0; k < 6; k++) {
+        convsel_model *model = train(ds, modes[k % 3], 0);
+        if (model && k >= 3) { /* the same model through a file */
+            uint8_t *data = NULL;
+            size_t size = 0;
+            convsel_model *loaded = NULL;
+            CHECK(bytes_of(model, &data, &size));
+            CHECK_EQ(convsel_model_parse(data, size, "copy", &loaded), CONVSEL_OK);
+            free(data);
+            convsel_model_destroy(model);
+            model = loaded;
+        }
         if (!model)
             continue;
+        /* trees of depth 5 are laid out; those of max_depth 10 are not */
+        int laid_out = model->forests != NULL;
+        for (size_t e = 0; laid_out && e < model->n_ensembles; e++)
+            laid_out &= model->forests[e].leaf != NULL;
+        CHECK_MSG(laid_out == (k % 3 != 2), "%s: forests %s", modes[k % 3], laid_out ? "laid out" : "missing");
         enum { P = 150 };
         static convsel_problem problems[P];
         static convsel_model_query q[P * SYN_COUNT];
@@ -326,10 +343,52 @@ static void test_batch_equals_single(void)
             CHECK_EQ(convsel_model_predict_batch(model, &q[i], 1, &single), CONVSEL_OK);
             same &= memcmp(&one, &batch[i], sizeof one) == 0 && memcmp(&single, &batch[i], sizeof one) == 0;
         }
-        CHECK_MSG(same, "%s: batch and single predictions differ", modes[k]);
+        CHECK_MSG(same, "%s%s: batch and single predictions differ", modes[k % 3], k >= 3 ? " (loaded)" : "");
         convsel_model_destroy(model);
     }
     convsel_dataset_destroy(ds);
+}
+
+
+/* The shipped model, large enough that its id is hashed on a second core
+ * while it is parsed: the id is the file's hash, the trees are laid out,
+ * and batch predictions through the layout equal one-at-a-time ones. */
+static void test_shipped_model(void)
+{
+    const char *path = CONVSEL_SOURCE_DIR "/models/default.msgpack";
+    FILE *f = fopen(path, "rb");
+    CHECK_MSG(f != NULL, "cannot open %s", path);
+    if (!f)
+        return;
+    static uint8_t data[16 << 20];
+    size_t size = fread(data, 1, sizeof data, f);
+    fclose(f);
+    CHECK(size > ((size_t)1 << 20) && size < sizeof data);
+    char id[17];
+    convsel_model_hash_id(data, size, id);
+    convsel_model *model = NULL;
+    CHECK_EQ(convsel_model_load(path, &model), CONVSEL_OK);
+    if (!model)
+        return;
+    CHECK_STR(convsel_model_id(model), id);
+    CHECK(model->forests != NULL && model->forests[0].leaf != NULL);
+    enum { P = 40 };
+    static convsel_problem problems[P];
+    static convsel_model_query q[P * 64];
+    static double batch[P * 64];
+    size_t n = make_queries(model, problems, P, q);
+    CHECK_EQ(convsel_model_predict_batch(model, q, n, batch), CONVSEL_OK);
+    int same = 1;
+    for (size_t i = 0; i < n; i++) {
+        size_t catalogue;
+        double one = 0.0;
+        if (convsel_primitive_find(convsel_model_primitive_name(model, q[i].primitive), &catalogue) != CONVSEL_OK)
+            continue;
+        CHECK_EQ(convsel_model_predict_ms(model, q[i].problem, q[i].threads, catalogue, NULL, &one), CONVSEL_OK);
+        same &= memcmp(&one, &batch[i], sizeof one) == 0;
+    }
+    CHECK_MSG(same, "the shipped model: batch and single predictions differ");
+    convsel_model_destroy(model);
 }
 
 static void test_default_path(void)
@@ -358,6 +417,7 @@ int main(void)
     test_broken_files(ds);
     test_extras();
     test_batch_equals_single();
+    test_shipped_model();
     test_default_path();
     unlink(tmp_path);
     convsel_dataset_destroy(ds);
