@@ -17,6 +17,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <msgpack.h>
@@ -1285,7 +1286,14 @@ convsel_status convsel_model_load(const char *path, convsel_model **model)
     FILE *f = fopen(path, "rb");
     if (!f)
         return convsel_error(CONVSEL_IO_ERROR, "%s: %s", path, strerror(errno));
+    /* A regular file is read into a buffer of its size (one allocation,
+     * each page touched once); anything else grows one as it is read. The
+     * file's end is still found by reading, not trusted from stat. */
+    struct stat sb;
     size_t cap = 1 << 16, size = 0;
+    if (fstat(fileno(f), &sb) == 0 && S_ISREG(sb.st_mode) && sb.st_size > 0 &&
+        (uint64_t)sb.st_size < MODEL_MAX_FILE_BYTES)
+        cap = (size_t)sb.st_size + 1;
     uint8_t *data = malloc(cap);
     convsel_status st = CONVSEL_OK;
     while (data) {
