@@ -121,18 +121,18 @@ void convsel_forest_row(const convsel_forest *f, const float *x, float *xf, uint
     }
 }
 
-void convsel_forest_add_rows(const convsel_forest *f, size_t first, size_t count, const float *const *xf,
-                             const uint8_t *const *codes, size_t n, double *sum)
+void convsel_forest_add_rows(const convsel_forest *f, size_t first, size_t count, const float *xf,
+                             const uint8_t *codes, size_t n, double *sum)
 {
-    const size_t inner = ((size_t)1 << f->depth) - 1;
+    const size_t inner = ((size_t)1 << f->depth) - 1, nf = f->n_features;
     for (size_t r0 = 0; r0 < n; r0 += LOCKSTEP) {
         const size_t m = n - r0 < LOCKSTEP ? n - r0 : LOCKSTEP;
         const float *row[LOCKSTEP];
         const uint8_t *code[LOCKSTEP];
         double acc[LOCKSTEP];
         for (size_t r = 0; r < LOCKSTEP; r++) { /* the last row again where fewer are left */
-            row[r] = xf[r0 + (r < m ? r : m - 1)];
-            code[r] = codes[r0 + (r < m ? r : m - 1)];
+            row[r] = xf + (r0 + (r < m ? r : m - 1)) * nf;
+            code[r] = codes + (r0 + (r < m ? r : m - 1)) * nf;
             acc[r] = sum[r0 + (r < m ? r : m - 1)];
         }
         for (size_t t = first; t < first + count; t++) {

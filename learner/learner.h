@@ -197,11 +197,12 @@ void convsel_forest_free(convsel_forest *f);
  * for a numeric feature. */
 void convsel_forest_row(const convsel_forest *f, const float *x, float *xf, uint8_t *codes);
 
-/* sum[i] += the predictions of trees first .. first + count - 1 for the row
- * xf[i], codes[i] (convsel_forest_row), i < n, added tree by tree in order:
- * the same values as convsel_tree_predict's. */
-void convsel_forest_add_rows(const convsel_forest *f, size_t first, size_t count, const float *const *xf,
-                             const uint8_t *const *codes, size_t n, double *sum);
+/* sum[i] += the predictions of trees first .. first + count - 1 for row i,
+ * i < n, of xf and codes (n rows of n_features each, as convsel_forest_row
+ * writes them), added tree by tree in order: the same values as
+ * convsel_tree_predict's. */
+void convsel_forest_add_rows(const convsel_forest *f, size_t first, size_t count, const float *xf,
+                             const uint8_t *codes, size_t n, double *sum);
 
 typedef struct convsel_boost_params {
     int max_trees;

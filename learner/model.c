@@ -500,11 +500,9 @@ convsel_status convsel_model_predict_ms(const convsel_model *model, const convse
 
 typedef struct predict_ws {
     float (*x)[CONVSEL_FEATURE_COUNT];
-    double *sum, *part; /* part: the sums of one ensemble's rows, in xs's order */
-    float (*xf)[CONVSEL_FEATURE_COUNT];      /* an ensemble's rows as its forest reads them */
+    double *sum, *part; /* part: the sums of one ensemble's rows, in xf's order */
+    float (*xf)[CONVSEL_FEATURE_COUNT]; /* an ensemble's rows as its forest reads them */
     uint8_t (*codes)[CONVSEL_FEATURE_COUNT];
-    const float **xs;                        /* pointers to xf's and codes' rows */
-    const uint8_t **cs;
     size_t *ens, *rows;
     const convsel_fingerprint **cpu;
 } predict_ws;
@@ -514,10 +512,8 @@ static void predict_ws_free(predict_ws *w)
     free(w->x);
     free(w->sum);
     free(w->part);
-    free((void *)w->xs);
     free(w->xf);
     free(w->codes);
-    free((void *)w->cs);
     free(w->ens);
     free(w->rows);
     free((void *)w->cpu);
@@ -528,14 +524,12 @@ static convsel_status predict_ws_alloc(predict_ws *w)
     w->x = malloc(PREDICT_BLOCK * sizeof *w->x);
     w->sum = malloc(PREDICT_BLOCK * sizeof *w->sum);
     w->part = malloc(PREDICT_BLOCK * sizeof *w->part);
-    w->xs = malloc(PREDICT_BLOCK * sizeof *w->xs);
     w->xf = malloc(PREDICT_BLOCK * sizeof *w->xf);
     w->codes = malloc(PREDICT_BLOCK * sizeof *w->codes);
-    w->cs = malloc(PREDICT_BLOCK * sizeof *w->cs);
     w->ens = malloc(PREDICT_BLOCK * sizeof *w->ens);
     w->rows = malloc(PREDICT_BLOCK * sizeof *w->rows);
     w->cpu = malloc(PREDICT_BLOCK * sizeof *w->cpu);
-    if (w->x && w->sum && w->part && w->xs && w->xf && w->codes && w->cs && w->ens && w->rows && w->cpu)
+    if (w->x && w->sum && w->part && w->xf && w->codes && w->ens && w->rows && w->cpu)
         return CONVSEL_OK;
     predict_ws_free(w);
     return convsel_error(CONVSEL_OUT_OF_MEMORY, "out of memory predicting");
@@ -562,13 +556,11 @@ static void predict_block(const convsel_model *m, const convsel_model_query *q, 
         if (f && k) {
             for (size_t i = 0; i < k; i++) {
                 convsel_forest_row(f, w->x[w->rows[i]], w->xf[i], w->codes[i]);
-                w->xs[i] = w->xf[i];
-                w->cs[i] = w->codes[i];
                 w->part[i] = w->sum[w->rows[i]];
             }
             for (size_t t = 0; t < f->n_trees; t += PREDICT_TREE_TILE)
                 convsel_forest_add_rows(f, t, f->n_trees - t < PREDICT_TREE_TILE ? f->n_trees - t : PREDICT_TREE_TILE,
-                                        w->xs, w->cs, k, w->part);
+                                        w->xf[0], w->codes[0], k, w->part);
             for (size_t i = 0; i < k; i++)
                 w->sum[w->rows[i]] = w->part[i];
             continue;

@@ -895,7 +895,6 @@ static void test_blas_setups(void)
     convsel_dataset_destroy(ds[1]);
 }
 
-
 /* ---------------------------------------------------------------- trees laid out for prediction */
 
 enum { FOREST_F = 5 }; /* feature 0 categorical, as first_categorical says */
@@ -976,8 +975,6 @@ static void test_forest_matches_trees(void)
         CHECK_EQ(convsel_forest_build(&e, max_depth, FOREST_F, first_categorical, &f), CONVSEL_OK);
         float x[ROWS][FOREST_F], xf[ROWS][FOREST_F];
         uint8_t codes[ROWS][FOREST_F];
-        const float *xs[ROWS];
-        const uint8_t *cs[ROWS];
         double want[ROWS], got[ROWS];
         for (size_t r = 0; r < ROWS; r++) {
             random_row(&rng, &e, x[r]);
@@ -989,12 +986,10 @@ static void test_forest_matches_trees(void)
         for (size_t n = 1; same && n <= ROWS; n += 6) {
             for (size_t r = 0; r < n; r++) {
                 convsel_forest_row(&f, x[r], xf[r], codes[r]);
-                xs[r] = xf[r];
-                cs[r] = codes[r];
                 got[r] = e.base;
             }
             for (size_t t = 0; t < e.n_trees; t += 7)
-                convsel_forest_add_rows(&f, t, e.n_trees - t < 7 ? e.n_trees - t : 7, xs, cs, n, got);
+                convsel_forest_add_rows(&f, t, e.n_trees - t < 7 ? e.n_trees - t : 7, xf[0], codes[0], n, got);
             for (size_t r = 0; r < n; r++)
                 same &= memcmp(&want[r], &got[r], sizeof want[r]) == 0;
         }
@@ -1005,11 +1000,9 @@ static void test_forest_matches_trees(void)
             CHECK_EQ(convsel_forest_build(&e, max_depth + 1, FOREST_F, first_categorical, &deeper), CONVSEL_OK);
             for (size_t r = 0; r < ROWS; r++) {
                 convsel_forest_row(&deeper, x[r], xf[r], codes[r]);
-                xs[r] = xf[r];
-                cs[r] = codes[r];
                 got[r] = e.base;
             }
-            convsel_forest_add_rows(&deeper, 0, e.n_trees, xs, cs, ROWS, got);
+            convsel_forest_add_rows(&deeper, 0, e.n_trees, xf[0], codes[0], ROWS, got);
             same = 1;
             for (size_t r = 0; r < ROWS; r++)
                 same &= memcmp(&want[r], &got[r], sizeof want[r]) == 0;

@@ -349,7 +349,6 @@ static void test_batch_equals_single(void)
     convsel_dataset_destroy(ds);
 }
 
-
 /* The shipped model, large enough that its id is hashed on a second core
  * while it is parsed: the id is the file's hash, the trees are laid out,
  * and batch predictions through the layout equal one-at-a-time ones. */
