@@ -75,7 +75,7 @@ static convsel_status time_finalists(const convsel_plan *const *plans, int n, do
                 twin[i] = twin[j];
         if (twin[i] != i)
             continue;
-        st = convsel_runner_create(plans[i], 1, &runners[m]);
+        st = convsel_runner_create_like(plans[i], 1, m ? runners[m - 1] : NULL, &runners[m]); /* sharing like layers */
         fns[m] = convsel_runner_timed;
         ctxs[m] = runners[m];
         slot[i] = (int)m++;

@@ -150,8 +150,18 @@ void convsel_instance_destroy(convsel_instance *instance)
 
 convsel_status convsel_instance_run(convsel_instance *instance, const float *src, float *dst)
 {
+    return convsel_instance_run_in(instance, src, dst, NULL);
+}
+
+/* Declared in internal.h. */
+convsel_status convsel_instance_run_in(convsel_instance *instance, const float *src, float *dst, void *workspace)
+{
     if (!instance || !src || !dst)
         return convsel_error(CONVSEL_INVALID_ARGUMENT, "instance, src and dst are required");
+    if (workspace && instance->impl.workspace_bytes) {
+        convsel_threads_set(instance->threads);
+        return instance->primitive->run(&instance->impl, src, dst, workspace);
+    }
     if (!instance->workspace && instance->impl.workspace_bytes) {
         /* Touched here, outside whatever the caller times after a warm-up. */
         instance->own = convsel_alloc(instance->impl.workspace_bytes);

@@ -118,6 +118,11 @@ typedef struct convsel_verify_candidate {
 
 /* convsel_runner_run as a convsel_timed_fn (ctx: the runner). */
 convsel_status convsel_runner_timed(void *runner);
+/* convsel_instance_run with the caller's workspace for this run (when not
+ * NULL: 64-byte aligned and at least convsel_instance_workspace_bytes), the
+ * instance's own setting left as it is. A runner's layers that other runners
+ * share run in its workspace this way, whichever runner set it last. */
+convsel_status convsel_instance_run_in(convsel_instance *instance, const float *src, float *dst, void *workspace);
 
 /* Which measured candidates the selector may take (kept), and at what cost
  * (ms): the margin rule on the in-place times where both the candidate and

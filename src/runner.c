@@ -108,7 +108,42 @@ static convsel_status push_reorder(convsel_runner *r, size_t *cap, size_t layer,
     return CONVSEL_OK;
 }
 
+/* Layer i's instance in `like` where it is the one r would make there: the
+ * same problem, primitive and layouts, thread count and weights (their seed
+ * is the runner's and the layer's index). NULL otherwise. */
+static convsel_instance *like_instance(const convsel_runner *like, const convsel_runner *r, size_t i, size_t index,
+                                       const convsel_plan_layer *l)
+{
+    if (!like || like->seed != r->seed || like->threads != r->threads || i >= like->n_layers ||
+        !convsel_problem_same_shape(&like->problems[i], &l->problem))
+        return NULL;
+    for (size_t k = 0; k < like->n_steps; k++) {
+        const struct step *s = &like->steps[k];
+        if (s->kind == STEP_CONV && s->layer == i)
+            return convsel_instance_primitive(s->conv) == index && convsel_instance_src_layout(s->conv) == l->src_layout &&
+                           convsel_instance_dst_layout(s->conv) == l->dst_layout
+                       ? s->conv
+                       : NULL;
+    }
+    return NULL;
+}
+
+/* Layer i's random input in `like` where it is the one r would make. */
+static float *like_input(const convsel_runner *like, const convsel_runner *r, size_t i, const convsel_problem *p)
+{
+    if (!like || like->seed != r->seed || like->boundary != r->boundary || i >= like->n_layers || !like->inputs[i] ||
+        !convsel_problem_same_shape(&like->problems[i], p))
+        return NULL;
+    return like->inputs[i];
+}
+
 convsel_status convsel_runner_create(const convsel_plan *plan, uint64_t seed, convsel_runner **out)
+{
+    return convsel_runner_create_like(plan, seed, NULL, out);
+}
+
+convsel_status convsel_runner_create_like(const convsel_plan *plan, uint64_t seed, convsel_runner *like,
+                                          convsel_runner **out)
 {
     if (!plan || !out || plan->n_layers == 0)
         return convsel_error(CONVSEL_INVALID_ARGUMENT, "runner: a plan with layers is required");
@@ -118,9 +153,15 @@ convsel_status convsel_runner_create(const convsel_plan *plan, uint64_t seed, co
         return convsel_error(CONVSEL_OUT_OF_MEMORY, "out of memory");
     r->threads = plan->threads > 0 ? plan->threads : 1;
     r->seed = seed;
+    r->boundary = plan->boundary_layout;
     r->problems = malloc(plan->n_layers * sizeof *r->problems);
     r->connected = calloc(plan->n_layers, 1);
-    if (!r->problems || !r->connected) {
+    r->inputs = calloc(plan->n_layers, sizeof *r->inputs);
+    if (like) { /* from here on, destroying r lets go of like */
+        r->lender = like;
+        like->n_borrowers++;
+    }
+    if (!r->problems || !r->connected || !r->inputs) {
         convsel_runner_destroy(r);
         return convsel_error(CONVSEL_OUT_OF_MEMORY, "out of memory");
     }
@@ -163,9 +204,11 @@ convsel_status convsel_runner_create(const convsel_plan *plan, uint64_t seed, co
                 if (st != CONVSEL_OK)
                     break;
             }
-            float *fresh = NULL;
-            st = random_activation(r, p->mb, p->ic, p->ih, p->iw, boundary, convsel_runner_input_seed(seed, i), &fresh);
-            in = fresh;
+            float *fresh = like_input(like, r, i, p);
+            if (!fresh)
+                st = random_activation(r, p->mb, p->ic, p->ih, p->iw, boundary, convsel_runner_input_seed(seed, i),
+                                       &fresh);
+            in = r->inputs[i] = fresh;
             in_layout = boundary;
         }
         if (st == CONVSEL_OK && in_layout != l->src_layout) {
@@ -180,6 +223,13 @@ convsel_status convsel_runner_create(const convsel_plan *plan, uint64_t seed, co
 
         struct step step = {.kind = STEP_CONV, .in = in, .in_slot = in_slot, .layer = i, .in_layout = l->src_layout,
                             .out_layout = l->dst_layout};
+        if ((step.conv = like_instance(like, r, i, index, l))) {
+            step.borrowed = 1;
+            step.out_slot = pick_slot(r, in_slot, convsel_layout_elems(l->dst_layout, p->mb, p->oc, p->oh, p->ow));
+            st = push_step(r, &cap, step);
+            prev_slot = step.out_slot;
+            continue;
+        }
         size_t wn = convsel_problem_weights_elems(p);
         float *weights = convsel_alloc(wn * sizeof(float));
         if (!weights) {
@@ -221,11 +271,16 @@ convsel_status convsel_runner_create(const convsel_plan *plan, uint64_t seed, co
                               last->problem.ow, last->dst_layout, boundary, NULL, prev_slot, &exit_slot);
         }
     }
-    /* The slots, once their sizes are known, and every step's pointers into them. */
-    float *slots[2] = {NULL, NULL};
-    for (int k = 0; k < 2 && st == CONVSEL_OK; k++)
-        if (r->slot_elems[k] && !(slots[k] = runner_buffer(r, r->slot_elems[k])))
+    /* The slots, once their sizes are known (the lender's where they are large
+     * enough: nothing in them carries from one pass to the next), and every
+     * step's pointers into them. */
+    float **slots = r->slots;
+    for (int k = 0; k < 2 && st == CONVSEL_OK; k++) {
+        if (like && like->slot_elems[k] >= r->slot_elems[k])
+            slots[k] = like->slots[k];
+        else if (r->slot_elems[k] && !(slots[k] = runner_buffer(r, r->slot_elems[k])))
             st = convsel_error(CONVSEL_OUT_OF_MEMORY, "out of memory for activations");
+    }
     for (size_t k = 0; k < r->n_steps && st == CONVSEL_OK; k++) {
         struct step *s = &r->steps[k];
         if (s->in_slot >= 0)
@@ -263,7 +318,7 @@ convsel_status convsel_runner_run(convsel_runner *r)
     double t0 = times ? convsel_now() : 0.0;
     for (size_t i = 0; i < r->n_steps; i++) {
         const struct step *s = &r->steps[i];
-        convsel_status st = s->kind == STEP_CONV ? convsel_instance_run(s->conv, s->in, s->out)
+        convsel_status st = s->kind == STEP_CONV ? convsel_instance_run_in(s->conv, s->in, s->out, r->workspace)
                                                  : convsel_reorder_run(s->reorder, s->in, s->out);
         if (st != CONVSEL_OK)
             return st;
@@ -315,6 +370,9 @@ convsel_status convsel_runner_share_workspace(convsel_runner *r, int on, size_t 
 {
     if (!r)
         return convsel_error(CONVSEL_INVALID_ARGUMENT, "runner is NULL");
+    if (!on && r->n_borrowers && r->workspace)
+        return convsel_error(CONVSEL_INVALID_ARGUMENT,
+                             "runner: %zu runners share its workspace; it cannot give it up", r->n_borrowers);
     size_t largest = 0, sum = 0;
     for (size_t i = 0; i < r->n_steps; i++) {
         if (r->steps[i].kind != STEP_CONV)
@@ -323,21 +381,30 @@ convsel_status convsel_runner_share_workspace(convsel_runner *r, int on, size_t 
         largest = CONVSEL_MAX(largest, b);
         sum += b;
     }
-    if (on && largest && !r->workspace) {
+    if (on && largest && !r->workspace && r->lender && r->lender->workspace_bytes >= largest) {
+        /* The lender's, as its slots: nothing in a workspace carries over. */
+        r->workspace = r->lender->workspace;
+        r->workspace_bytes = r->lender->workspace_bytes;
+        r->workspace_borrowed = 1;
+    } else if (on && largest && !r->workspace) {
         r->workspace = convsel_alloc(largest);
         if (!r->workspace)
             return convsel_error(CONVSEL_OUT_OF_MEMORY, "out of memory for a %zu-byte workspace", largest);
         memset(r->workspace, 0, largest);
         r->workspace_bytes = largest;
     }
-    /* Cannot fail: the buffer is large enough for every layer and aligned. */
+    /* Cannot fail: the buffer is large enough for every layer and aligned. A
+     * borrowed instance keeps its lender's setting: this runner's runs hand it
+     * the workspace (convsel_instance_run_in), and the lender may outlive it. */
     for (size_t i = 0; i < r->n_steps; i++)
-        if (r->steps[i].kind == STEP_CONV)
+        if (r->steps[i].kind == STEP_CONV && !r->steps[i].borrowed)
             convsel_instance_set_workspace(r->steps[i].conv, on ? r->workspace : NULL, r->workspace_bytes);
     if (!on) {
-        convsel_free(r->workspace);
+        if (!r->workspace_borrowed)
+            convsel_free(r->workspace);
         r->workspace = NULL;
         r->workspace_bytes = 0;
+        r->workspace_borrowed = 0;
     }
     if (bytes)
         *bytes = on ? largest : sum;
@@ -349,23 +416,41 @@ size_t convsel_runner_reorder_count(const convsel_runner *r)
     return r ? r->n_reorders : 0;
 }
 
-void convsel_runner_destroy(convsel_runner *r)
+static void runner_free(convsel_runner *r)
 {
-    if (!r)
-        return;
     for (size_t i = 0; i < r->n_steps; i++) {
-        convsel_instance_destroy(r->steps[i].conv);
+        if (!r->steps[i].borrowed)
+            convsel_instance_destroy(r->steps[i].conv);
         convsel_reorder_destroy(r->steps[i].reorder);
     }
-    convsel_free(r->workspace);
+    if (!r->workspace_borrowed)
+        convsel_free(r->workspace);
     for (size_t i = 0; i < r->n_buffers; i++)
         convsel_free(r->buffers[i]);
     free(r->buffers);
     free(r->problems);
     free(r->connected);
+    free(r->inputs);
     free(r->steps);
     free(r->step_ms);
+    convsel_runner *lender = r->lender;
     free(r);
+    /* The last borrower of a lender already destroyed frees it. */
+    if (lender && --lender->n_borrowers == 0 && lender->destroyed)
+        runner_free(lender);
+}
+
+void convsel_runner_destroy(convsel_runner *r)
+{
+    if (!r)
+        return;
+    /* A lender whose instances and inputs others still use outlives its
+     * destruction until the last of them goes. */
+    if (r->n_borrowers) {
+        r->destroyed = 1;
+        return;
+    }
+    runner_free(r);
 }
 
 /* Declared in internal.h. */

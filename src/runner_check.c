@@ -115,7 +115,7 @@ static convsel_status check_conv(const convsel_runner *r, const struct step *s, 
                              "layer %zu '%s' (%s): its input differs from %s at element %zu of %zu (%g, not %g)",
                              i + 1, p->name, prim, r->connected[i] ? "what the previous layer wrote" : "the network's input",
                              at, n_in, (double)c->x[at], (double)expected[at]);
-    convsel_status st = convsel_instance_run(s->conv, s->in, s->out);
+    convsel_status st = convsel_instance_run_in(s->conv, s->in, s->out, r->workspace);
     if (st != CONVSEL_OK)
         return st;
     if (!padding_zero(s->out, s->out_layout, p->mb, p->oc, p->oh, p->ow))

@@ -17,6 +17,7 @@ struct step {
     const float *in;
     float *out;
     int in_slot, out_slot; /* the shared slot in or out lives in, or -1: a buffer of its own */
+    int borrowed; /* conv is the lender's (convsel_runner_create_like), not destroyed with this runner */
     size_t layer; /* the plan layer it is charged to (a reorder: the layer it feeds, or the layer it exits) */
     int64_t mb, c, h, w; /* a reorder's tensor (a convolution's shapes are its layer's problem) */
     convsel_layout in_layout, out_layout;
@@ -32,13 +33,25 @@ struct convsel_runner {
      * only the network's inputs, which must keep their values from run to
      * run, have buffers of their own. */
     size_t slot_elems[2];
+    float *slots[2]; /* its own (in buffers) or the lender's */
     int last_slot; /* the slot written last while planning */
     /* The one workspace every convolution step uses (NULL when none needs
      * one, or when convsel_runner_share_workspace turned sharing off). */
     void *workspace;
     size_t workspace_bytes;
+    int workspace_borrowed; /* the lender's */
     int threads;
     size_t n_layers; /* the plan's */
+    /* Per plan layer, the random input it reads where it is not connected
+     * (NULL where it is), in the boundary layout; the runner's own or its
+     * lender's. */
+    float **inputs;
+    convsel_layout boundary;
+    /* convsel_runner_create_like: the runner whose instances and inputs this
+     * one shares, and how many runners share this one's. */
+    convsel_runner *lender;
+    size_t n_borrowers;
+    int destroyed; /* convsel_runner_destroy came while n_borrowers > 0 */
     /* What convsel_runner_check needs to recompute each layer: its problem,
      * whether it reads the previous layer's output (else random activations
      * from convsel_runner_input_seed), and the seed of the weights. */

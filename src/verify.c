@@ -264,7 +264,9 @@ static convsel_status time_in_place(const convsel_network *network, const convse
     size_t n_run = n_var, before = convsel_resident_bytes();
     double round_s = 0.0, start = convsel_now();
     for (size_t v = 0; v < n_run && st == CONVSEL_OK; v++) {
-        st = convsel_runner_create(v ? plans[v] : model_plan, 1, &runners[v]);
+        /* The variants share the model plan's unchanged layers. */
+        st = v ? convsel_runner_create_like(plans[v], 1, runners[0], &runners[v])
+               : convsel_runner_create(model_plan, 1, &runners[0]);
         double t0 = convsel_now();
         if (st == CONVSEL_OK)
             st = convsel_runner_run(runners[v]);

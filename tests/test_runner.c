@@ -219,9 +219,135 @@ static void test_check_catches(void)
     CHECK_EQ(convsel_runner_check(NULL, NULL), CONVSEL_INVALID_ARGUMENT);
 }
 
+/* Steps of r that use another runner's instance. */
+static size_t borrowed_steps(const convsel_runner *r)
+{
+    size_t n = 0;
+    for (size_t k = 0; k < r->n_steps; k++)
+        n += r->steps[k].kind == STEP_CONV && r->steps[k].borrowed;
+    return n;
+}
+
+/* Layer i's instance in r. */
+static const convsel_instance *layer_instance(const convsel_runner *r, size_t i)
+{
+    for (size_t k = 0; k < r->n_steps; k++)
+        if (r->steps[k].kind == STEP_CONV && r->steps[k].layer == i)
+            return r->steps[k].conv;
+    return NULL;
+}
+
+/* Runners made like one another (convsel_runner_create_like) share the
+ * layers they build the same way and only those, and each still computes
+ * its network: run interleaved, each finds the slots and workspace it shares
+ * as the others left them, and is checked against the reference; the
+ * first-made runner is destroyed before the others run again. */
+static void test_shared_runners(void)
+{
+    size_t n_prim = convsel_primitive_count(), shared = 0, checks = 0;
+    convsel_plan **plans = calloc(n_prim, sizeof *plans);
+    convsel_runner **runners = calloc(n_prim, sizeof *runners);
+    CHECK(plans && runners);
+    for (size_t t = 0; t < CONVSEL_ARRAY_SIZE(networks) && plans && runners; t++) {
+        convsel_network *net = network_from_text(networks[t]);
+        CHECK(net != NULL);
+        for (int threads = 1; threads <= 2 && net; threads++) {
+            /* One plan per primitive forced where it fits, the same random
+             * choices elsewhere; each runner like the one before. */
+            size_t n = 0;
+            for (size_t p = 0; p < n_prim; p++) {
+                if (convsel_primitive_is_reference(p) || !(plans[n] = forced_plan(net, p, 4242 + t, threads)))
+                    continue;
+                convsel_status st = convsel_runner_create_like(plans[n], 3, n ? runners[n - 1] : NULL, &runners[n]);
+                CHECK_MSG(st == CONVSEL_OK, "runner like another: %s", convsel_last_error());
+                if (st != CONVSEL_OK) {
+                    convsel_plan_destroy(plans[n]);
+                    continue;
+                }
+                n++;
+            }
+            /* Shared exactly where the plan before chose the same primitive
+             * (the same layouts come with it here). */
+            for (size_t k = 1; k < n; k++) {
+                size_t same = 0;
+                for (size_t i = 0; i < plans[k]->n_layers; i++) {
+                    int like = !strcmp(plans[k]->layers[i].primitive, plans[k - 1]->layers[i].primitive) &&
+                               plans[k]->layers[i].src_layout == plans[k - 1]->layers[i].src_layout &&
+                               plans[k]->layers[i].dst_layout == plans[k - 1]->layers[i].dst_layout;
+                    CHECK_MSG((layer_instance(runners[k], i) == layer_instance(runners[k - 1], i)) == like,
+                              "network %zu, runner %zu, layer %zu: shared %d, the same choice %d", t + 1, k, i + 1,
+                              layer_instance(runners[k], i) == layer_instance(runners[k - 1], i), like);
+                    same += like;
+                }
+                CHECK_EQ(borrowed_steps(runners[k]), same);
+                shared += same;
+            }
+            /* Interleaved: a pass of each, then each checked after another's pass. */
+            for (int round = 0; round < 2; round++)
+                for (size_t k = 0; k < n; k++) {
+                    size_t j = (k * 7 + (size_t)round) % n;
+                    CHECK_EQ(convsel_runner_run(runners[(j + 1) % n]), CONVSEL_OK);
+                    convsel_status st = convsel_runner_check(runners[j], NULL);
+                    CHECK_MSG(st == CONVSEL_OK, "network %zu, %d threads, runner %zu of %zu: %s", t + 1, threads, j,
+                              n, convsel_last_error());
+                    checks++;
+                }
+            /* A lender keeps a workspace others use; destroyed, it stays
+             * until they go. */
+            if (n > 1 && runners[0]->workspace)
+                CHECK_EQ(convsel_runner_share_workspace(runners[0], 0, NULL), CONVSEL_INVALID_ARGUMENT);
+            convsel_runner_destroy(n ? runners[0] : NULL);
+            for (size_t k = 1; k < n; k++) {
+                CHECK_EQ(convsel_runner_run(runners[k]), CONVSEL_OK);
+                CHECK_EQ(convsel_runner_check(runners[k], NULL), CONVSEL_OK);
+            }
+            for (size_t k = 0; k < n; k++) {
+                if (k)
+                    convsel_runner_destroy(runners[k]);
+                convsel_plan_destroy(plans[k]);
+            }
+        }
+        /* The same plan like itself shares every layer and input; another seed
+         * (other weights) or thread count shares none. */
+        convsel_plan *plan = net ? forced_plan(net, 0, 99, 1) : NULL, *plan2 = net ? forced_plan(net, 0, 99, 2) : NULL;
+        convsel_runner *a = NULL, *b = NULL, *c = NULL, *d = NULL;
+        if (plan && plan2) {
+            CHECK_EQ(convsel_runner_create(plan, 3, &a), CONVSEL_OK);
+            CHECK_EQ(convsel_runner_create_like(plan, 3, a, &b), CONVSEL_OK);
+            CHECK_EQ(convsel_runner_create_like(plan, 4, a, &c), CONVSEL_OK);
+            CHECK_EQ(convsel_runner_create_like(plan2, 3, a, &d), CONVSEL_OK);
+        }
+        if (a && b && c && d) {
+            CHECK_EQ(borrowed_steps(b), plan->n_layers);
+            CHECK_EQ(borrowed_steps(c), 0);
+            CHECK_EQ(borrowed_steps(d), 0);
+            for (size_t i = 0; i < plan->n_layers; i++) {
+                CHECK(b->inputs[i] == a->inputs[i]);
+                CHECK(!c->inputs[i] || c->inputs[i] != a->inputs[i]);
+            }
+            CHECK(b->slots[0] == a->slots[0] && b->slots[1] == a->slots[1] && b->workspace == a->workspace);
+            CHECK_EQ(convsel_runner_check(c, NULL), CONVSEL_OK);
+            CHECK_EQ(convsel_runner_check(d, NULL), CONVSEL_OK);
+            CHECK_EQ(convsel_runner_check(b, NULL), CONVSEL_OK);
+        }
+        convsel_runner_destroy(a);
+        convsel_runner_destroy(d);
+        convsel_runner_destroy(c);
+        convsel_runner_destroy(b);
+        convsel_plan_destroy(plan);
+        convsel_plan_destroy(plan2);
+        convsel_network_destroy(net);
+    }
+    CHECK(shared > 0);
+    printf("checked %zu passes of runners sharing %zu layers\n", checks, shared);
+    free(runners);
+    free(plans);
+}
+
 int main(void)
 {
     test_plans_compute_the_network();
     test_check_catches();
+    test_shared_runners();
     return CHECK_DONE();
 }
