@@ -163,26 +163,16 @@ static convsel_status variant_conv(void *ctx, const convsel_problem *problem, in
     return c->inner->conv_ms(c->inner->ctx, problem, threads, primitive, ms);
 }
 
-/* How many of n_var networks (the model's plan and its variants) to run in
- * place, once the model plan's runner took the process from before to its
- * resident bytes now: as many as CONVSEL_VERIFY_MEMORY_SHARE of the available
- * memory holds (or CONVSEL_VERIFY_MAX_BYTES), all when that is unknown. */
-static size_t variants_that_fit(size_t n_var, size_t before, int verbose)
+/* The bytes the variants' runners may take beside the model plan's:
+ * CONVSEL_VERIFY_MEMORY_SHARE of the available memory, or
+ * CONVSEL_VERIFY_MAX_BYTES; negative when that is unknown (no limit). */
+static double variants_budget(void)
 {
-    size_t now = convsel_resident_bytes(), each = now > before ? now - before : 1;
     double set = convsel_env_double("CONVSEL_VERIFY_MAX_BYTES", 0.0, -1.0);
-    int from_env = set >= 0.0;
-    double budget = from_env ? set : CONVSEL_VERIFY_MEMORY_SHARE * (double)convsel_memory_available();
-    if (!from_env && !(budget > 0.0))
-        return n_var; /* the memory available is unknown */
-    double fit = 1.0 + floor(budget / (double)each);
-    size_t n = fit < (double)n_var ? (size_t)fit : n_var;
-    if (n < n_var && verbose)
-        fprintf(stderr,
-                "convsel: note: --verify ran %zu of %zu networks in place (about %.0f MiB each, %.0f MiB "
-                "allowed); the other candidates were decided by their times alone\n",
-                n < 2 ? 0 : n, n_var, (double)each / 1048576.0, budget / 1048576.0);
-    return n;
+    if (set >= 0.0)
+        return set;
+    double budget = CONVSEL_VERIFY_MEMORY_SHARE * (double)convsel_memory_available();
+    return budget > 0.0 ? budget : -1.0;
 }
 
 /* How many interleaved rounds the networks get in place, when one round (a
@@ -261,9 +251,23 @@ static convsel_status time_in_place(const convsel_network *network, const convse
      * layer timed over the interleaved rounds. The model plan's runner comes
      * first: the memory it took bounds how many variants run beside it. The
      * cold passes price a round. */
-    size_t n_run = n_var, before = convsel_resident_bytes();
+    /* Variants are made while the memory they take holds: the next is
+     * priced as the largest made so far, the first as a whole runner (it
+     * shares the model plan's unchanged layers, so it takes less). */
+    size_t n_run = n_var, before = convsel_resident_bytes(), after_model = 0, last = 0, each = 0;
+    const double budget = variants_budget();
     double round_s = 0.0, start = convsel_now();
     for (size_t v = 0; v < n_run && st == CONVSEL_OK; v++) {
+        if (v >= 1 && budget >= 0.0 && (double)(last - after_model) + (double)each > budget) {
+            if (opts->verbose)
+                fprintf(stderr,
+                        "convsel: note: --verify ran %zu of %zu networks in place (the next about %.0f MiB, %.0f of "
+                        "%.0f MiB allowed taken); the other candidates were decided by their times alone\n",
+                        v < 2 ? 0 : v, n_var, (double)each / 1048576.0, (double)(last - after_model) / 1048576.0,
+                        budget / 1048576.0);
+            n_run = v;
+            break;
+        }
         /* The variants share the model plan's unchanged layers. */
         st = v ? convsel_runner_create_like(plans[v], 1, runners[0], &runners[v])
                : convsel_runner_create(model_plan, 1, &runners[0]);
@@ -274,8 +278,15 @@ static convsel_status time_in_place(const convsel_network *network, const convse
         convsel_runner_time_layers(runners[v], 1);
         fns[v] = convsel_runner_timed;
         ctxs[v] = runners[v];
-        if (v == 0 && st == CONVSEL_OK)
-            n_run = variants_that_fit(n_var, before, opts->verbose);
+        size_t now = convsel_resident_bytes();
+        if (v == 0) {
+            after_model = last = now;
+            each = now > before ? now - before : 1;
+        } else {
+            size_t took = now > last ? now - last : 1;
+            each = v == 1 ? took : CONVSEL_MAX(each, took);
+            last = CONVSEL_MAX(now, last);
+        }
     }
     convsel_timing_options topts;
     if (timing)
