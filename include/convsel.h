@@ -820,15 +820,17 @@ typedef struct convsel_runner convsel_runner;
 convsel_status convsel_runner_create(const convsel_plan *plan, uint64_t seed, convsel_runner **runner);
 /*
  * As convsel_runner_create, but sharing what `like` (may be NULL) already
- * holds: a layer with the same problem, primitive, layouts, threads and seed
- * (so the same weights) uses like's primitive instance, an unconnected layer
- * like's random input, and the runner like's activation slots and workspace
- * where they are large enough — nothing in those carries from one pass to
- * the next. Plans that differ on a few layers (--verify's variants, the
- * finalists of --check and compare) then cost only those layers to build and
- * to hold. A pass of either touches the same kinds of memory as an unshared
- * runner's. Runners that share must not run at the same time. `like` may be
- * destroyed first: it goes when the last runner sharing it does.
+ * holds and only reads: a layer with the same problem, primitive, layouts,
+ * threads and seed (so the same weights) uses like's primitive instance, and
+ * an unconnected layer like's random input. Plans that differ on a few layers
+ * (--verify's variants of the model's plan) then cost only those to build and
+ * to hold. Activations and workspace stay the runner's own, each layer
+ * running in its runner's workspace. Shared weights are in cache as often as
+ * any runner sharing them runs, so only runners whose differing layers are
+ * compared (as --verify's variants) should share; --check and compare time
+ * their finalists unshared. Runners that share must not run at the same
+ * time. `like` may be destroyed first: it goes when the last runner sharing
+ * it does.
  */
 convsel_status convsel_runner_create_like(const convsel_plan *plan, uint64_t seed, convsel_runner *like,
                                           convsel_runner **runner);
@@ -858,8 +860,7 @@ size_t convsel_runner_reorder_count(const convsel_runner *runner);
  * instead (for benchmarks of what sharing saves). *bytes (may be NULL) gets
  * the workspace memory the runner's layers then hold. Layers shared with
  * another runner (convsel_runner_create_like) keep their owner's setting.
- * Returns OK, INVALID_ARGUMENT (runner NULL, or on = 0 while other runners
- * share its workspace) or OUT_OF_MEMORY. */
+ * Returns OK, INVALID_ARGUMENT (runner NULL) or OUT_OF_MEMORY. */
 convsel_status convsel_runner_share_workspace(convsel_runner *runner, int on, size_t *bytes);
 /* Where the time goes inside the network: with on, every later pass also
  * times each layer's convolution and the reorders charged to it (those into

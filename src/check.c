@@ -75,7 +75,11 @@ static convsel_status time_finalists(const convsel_plan *const *plans, int n, do
                 twin[i] = twin[j];
         if (twin[i] != i)
             continue;
-        st = convsel_runner_create_like(plans[i], 1, m ? runners[m - 1] : NULL, &runners[m]); /* sharing like layers */
+        /* Each its own, unlike --verify's variants (convsel_runner_create_like):
+         * a finalist sharing weights with the one run before it would find them
+         * in cache (this VM's L3 holds a ResNet-50 pass), and oneDNN alone,
+         * which shares little, would not. */
+        st = convsel_runner_create(plans[i], 1, &runners[m]);
         fns[m] = convsel_runner_timed;
         ctxs[m] = runners[m];
         slot[i] = (int)m++;

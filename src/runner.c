@@ -271,16 +271,14 @@ convsel_status convsel_runner_create_like(const convsel_plan *plan, uint64_t see
                               last->problem.ow, last->dst_layout, boundary, NULL, prev_slot, &exit_slot);
         }
     }
-    /* The slots, once their sizes are known (the lender's where they are large
-     * enough: nothing in them carries from one pass to the next), and every
-     * step's pointers into them. */
-    float **slots = r->slots;
-    for (int k = 0; k < 2 && st == CONVSEL_OK; k++) {
-        if (like && like->slot_elems[k] >= r->slot_elems[k])
-            slots[k] = like->slots[k];
-        else if (r->slot_elems[k] && !(slots[k] = runner_buffer(r, r->slot_elems[k])))
+    /* The slots, once their sizes are known, and every step's pointers into
+     * them. Never a lender's: they are written by every layer, so a runner
+     * run after its lender would find them in cache where it left them, and
+     * a runner with slots of its own would not. */
+    float *slots[2] = {NULL, NULL};
+    for (int k = 0; k < 2 && st == CONVSEL_OK; k++)
+        if (r->slot_elems[k] && !(slots[k] = runner_buffer(r, r->slot_elems[k])))
             st = convsel_error(CONVSEL_OUT_OF_MEMORY, "out of memory for activations");
-    }
     for (size_t k = 0; k < r->n_steps && st == CONVSEL_OK; k++) {
         struct step *s = &r->steps[k];
         if (s->in_slot >= 0)
@@ -370,9 +368,6 @@ convsel_status convsel_runner_share_workspace(convsel_runner *r, int on, size_t 
 {
     if (!r)
         return convsel_error(CONVSEL_INVALID_ARGUMENT, "runner is NULL");
-    if (!on && r->n_borrowers && r->workspace)
-        return convsel_error(CONVSEL_INVALID_ARGUMENT,
-                             "runner: %zu runners share its workspace; it cannot give it up", r->n_borrowers);
     size_t largest = 0, sum = 0;
     for (size_t i = 0; i < r->n_steps; i++) {
         if (r->steps[i].kind != STEP_CONV)
@@ -381,12 +376,8 @@ convsel_status convsel_runner_share_workspace(convsel_runner *r, int on, size_t 
         largest = CONVSEL_MAX(largest, b);
         sum += b;
     }
-    if (on && largest && !r->workspace && r->lender && r->lender->workspace_bytes >= largest) {
-        /* The lender's, as its slots: nothing in a workspace carries over. */
-        r->workspace = r->lender->workspace;
-        r->workspace_bytes = r->lender->workspace_bytes;
-        r->workspace_borrowed = 1;
-    } else if (on && largest && !r->workspace) {
+    /* Never a lender's workspace, as never its slots. */
+    if (on && largest && !r->workspace) {
         r->workspace = convsel_alloc(largest);
         if (!r->workspace)
             return convsel_error(CONVSEL_OUT_OF_MEMORY, "out of memory for a %zu-byte workspace", largest);
@@ -400,11 +391,9 @@ convsel_status convsel_runner_share_workspace(convsel_runner *r, int on, size_t 
         if (r->steps[i].kind == STEP_CONV && !r->steps[i].borrowed)
             convsel_instance_set_workspace(r->steps[i].conv, on ? r->workspace : NULL, r->workspace_bytes);
     if (!on) {
-        if (!r->workspace_borrowed)
-            convsel_free(r->workspace);
+        convsel_free(r->workspace);
         r->workspace = NULL;
         r->workspace_bytes = 0;
-        r->workspace_borrowed = 0;
     }
     if (bytes)
         *bytes = on ? largest : sum;
@@ -423,8 +412,7 @@ static void runner_free(convsel_runner *r)
             convsel_instance_destroy(r->steps[i].conv);
         convsel_reorder_destroy(r->steps[i].reorder);
     }
-    if (!r->workspace_borrowed)
-        convsel_free(r->workspace);
+    convsel_free(r->workspace);
     for (size_t i = 0; i < r->n_buffers; i++)
         convsel_free(r->buffers[i]);
     free(r->buffers);

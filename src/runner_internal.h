@@ -33,13 +33,11 @@ struct convsel_runner {
      * only the network's inputs, which must keep their values from run to
      * run, have buffers of their own. */
     size_t slot_elems[2];
-    float *slots[2]; /* its own (in buffers) or the lender's */
     int last_slot; /* the slot written last while planning */
     /* The one workspace every convolution step uses (NULL when none needs
      * one, or when convsel_runner_share_workspace turned sharing off). */
     void *workspace;
     size_t workspace_bytes;
-    int workspace_borrowed; /* the lender's */
     int threads;
     size_t n_layers; /* the plan's */
     /* Per plan layer, the random input it reads where it is not connected

@@ -308,9 +308,8 @@ int cmd_compare(int argc, char **argv)
     convsel_timing timed_results[N_PLANS];
     for (int j = 0; j < n_timed; j++) {
         int k = timed[j];
-        /* Each shares the layers the one before has the same (same choice,
-         * layouts, weights), so the finalists cost their differences to build. */
-        if ((st = convsel_runner_create_like(plans[k], 1, j ? runners[timed[j - 1]] : NULL, &runners[k])) != CONVSEL_OK)
+        /* Each its own, as --check's finalists (src/check.c). */
+        if ((st = convsel_runner_create(plans[k], 1, &runners[k])) != CONVSEL_OK)
             goto fail;
         fns[j] = run_network;
         ctxs[j] = runners[k];
