@@ -100,6 +100,13 @@ int convsel_verify_in_place_rounds(double round_s, double budget_s);
  * variable CONVSEL_VERIFY_MAX_BYTES sets the bytes instead); variants beyond
  * it are not run, and their candidates are decided by their times alone. */
 #define CONVSEL_VERIFY_MEMORY_SHARE 0.5
+/* --verify in place: the candidates' times alone only screen them (the model
+ * plan's choice's time prices the layer; the network's runs decide), so they
+ * take at most this many seconds per layer and CONVSEL_VERIFY_SCREEN_ROUNDS
+ * rounds at least; a layer whose candidates the networks did not all run is
+ * timed alone again in full. */
+#define CONVSEL_VERIFY_SCREEN_S 0.3
+#define CONVSEL_VERIFY_SCREEN_ROUNDS 3
 int convsel_verify_keeps(double model_choice_ms, int is_model_choice, double ms);
 
 /* One candidate --verify measured on one layer shape (a group: the verified
@@ -110,10 +117,11 @@ typedef struct convsel_verify_candidate {
     size_t primitive;
     int anchor;         /* the model plan's choice on this shape */
     int baseline;       /* oneDNN alone's choice (onednn_auto): kept without the margin in place */
-    double alone_ms;    /* timed alone, in the costs' statistic */
+    double alone_ms;    /* timed alone, in the costs' statistic (a screen's time where in place ran) */
     double in_place_ms; /* in place: its median inside the network, else 0 (opts->verify_alone) */
     double ms;          /* its cost to the selector */
     int kept;           /* one the selector may choose (convsel_verify_keeps) */
+    int alone_runs;     /* the timed runs behind alone_ms */
 } convsel_verify_candidate;
 
 /* convsel_runner_run as a convsel_timed_fn (ctx: the runner). */

@@ -48,7 +48,7 @@ static convsel_status inner_reorder(void *ctx, int64_t mb, int64_t c, int64_t h,
 }
 
 static convsel_status add_entry(struct verified_costs *vc, const convsel_problem *p, size_t group, size_t primitive,
-                                int anchor, int baseline, double ms)
+                                int anchor, int baseline, double ms, int runs)
 {
     if (vc->n == vc->cap) {
         size_t cap = vc->cap ? 2 * vc->cap : 32;
@@ -69,6 +69,7 @@ static convsel_status add_entry(struct verified_costs *vc, const convsel_problem
     e->alone_ms = e->ms = ms;
     e->in_place_ms = 0.0;
     e->kept = 1;
+    e->alone_runs = runs;
     return CONVSEL_OK;
 }
 
@@ -349,6 +350,44 @@ static convsel_status time_in_place(const convsel_network *network, const convse
     return st;
 }
 
+/* Every group with more than one candidate where the networks in place did
+ * not run them all, timed alone again with the full timing options: their
+ * times alone decide there. */
+static convsel_status retime_alone(struct verified_costs *vc, size_t n_groups, int threads,
+                                   const convsel_timing_options *timing, unsigned char *selected,
+                                   convsel_measurement *results)
+{
+    const size_t np = convsel_primitive_count();
+    convsel_status st = CONVSEL_OK;
+    for (size_t g = 0; g < n_groups && st == CONVSEL_OK; g++) {
+        size_t n = 0, first = SIZE_MAX;
+        int missing = 0;
+        for (size_t i = 0; i < vc->n; i++)
+            if (vc->entries[i].group == g) {
+                first = first == SIZE_MAX ? i : first;
+                n++;
+                missing |= !(vc->entries[i].in_place_ms > 0.0);
+            }
+        if (n < 2 || !missing)
+            continue;
+        memset(selected, 0, np);
+        for (size_t i = 0; i < vc->n; i++)
+            if (vc->entries[i].group == g)
+                selected[vc->entries[i].primitive] = 1;
+        st = convsel_measure_problem(&vc->entries[first].shape, threads, selected, timing, results);
+        for (size_t i = 0; i < vc->n && st == CONVSEL_OK; i++) {
+            convsel_verify_candidate *e = &vc->entries[i];
+            const convsel_measurement *m = &results[e->primitive];
+            if (e->group == g && m->applicable) {
+                e->alone_ms = e->ms = convsel_statistic_pick(vc->inner->statistic, m->timing.min_ms,
+                                                             m->timing.p10_ms, m->timing.median_ms);
+                e->alone_runs = m->timing.runs;
+            }
+        }
+    }
+    return st;
+}
+
 /* ------------------------------------------------------------ selection */
 
 struct ranked {
@@ -397,6 +436,17 @@ convsel_status convsel_verify_select(const convsel_network *network, const convs
                             : convsel_error(CONVSEL_OUT_OF_MEMORY, "out of memory");
     size_t n_verified = 0;
     double t0 = convsel_now();
+    /* Where the networks will decide, the times alone only screen. */
+    convsel_timing_options alone;
+    if (timing)
+        alone = *timing;
+    else
+        convsel_timing_options_default(&alone);
+    if (!opts.verify_alone) {
+        alone.max_time_s = CONVSEL_MIN(alone.max_time_s, CONVSEL_VERIFY_SCREEN_S);
+        alone.min_rounds = CONVSEL_MIN(alone.min_rounds, CONVSEL_VERIFY_SCREEN_ROUNDS);
+        alone.max_rounds = CONVSEL_MAX(alone.max_rounds, alone.min_rounds);
+    }
     /* The model's own plan: on each layer its choice is the anchor that a
      * measured candidate must beat by the margin (its choice, not merely its
      * fastest prediction there, which the layouts around may have ruled out). */
@@ -456,7 +506,7 @@ convsel_status convsel_verify_select(const convsel_network *network, const convs
         memset(selected, 0, np);
         for (size_t r = 0; r < top; r++)
             selected[ranked[r].primitive] = 1;
-        st = convsel_measure_problem(p, opts.threads, selected, timing, results);
+        st = convsel_measure_problem(p, opts.threads, selected, &alone, results);
         /* The statistic the costs stand for (the one the model learnt), so
          * that measured and predicted layers add up in the same units. */
         for (size_t r = 0; r < top && st == CONVSEL_OK; r++) {
@@ -465,13 +515,15 @@ convsel_status convsel_verify_select(const convsel_network *network, const convs
                 continue;
             double ms = convsel_statistic_pick(costs->statistic, m->timing.min_ms, m->timing.p10_ms, m->timing.median_ms);
             st = add_entry(&vc, p, n_verified, ranked[r].primitive, ranked[r].primitive == anchor,
-                           ranked[r].primitive == baseline, ms);
+                           ranked[r].primitive == baseline, ms, m->timing.runs);
         }
         verified_line[l] = 1;
         n_verified++;
     }
     if (st == CONVSEL_OK && !opts.verify_alone)
         st = time_in_place(network, &opts, costs, model_plan, timing, &vc);
+    if (st == CONVSEL_OK && !opts.verify_alone)
+        st = retime_alone(&vc, n_verified, opts.threads, timing, selected, results);
     if (st == CONVSEL_OK)
         convsel_verify_decide(vc.entries, vc.n);
     convsel_plan_destroy(model_plan);

@@ -549,6 +549,7 @@ static void test_verified_choices(int mode)
     convsel_cost_source src = {syn_conv_tiny, syn_reorder, &syn, "synthetic", NULL, CONVSEL_STAT_MEDIAN};
     convsel_select_options o = {1, 0.0, NULL, 0, mode == 0};
     convsel_timing_options t = quick_timing();
+    t.min_rounds = 12; /* more than the screen's: a full timing alone shows in alone_runs */
     convsel_plan *plan = NULL;
     const int k = 2;
     convsel_plan *model_plan = NULL;
@@ -616,6 +617,12 @@ static void test_verified_choices(int mode)
         CHECK_EQ(e->baseline, e->primitive == baseline);
         CHECK(e->group < 3);
         CHECK(e->alone_ms > 0.0);
+        /* In place the times alone only screen; where they decide (alone, or
+         * no memory for the networks) they are timed in full. */
+        size_t in_group = 0;
+        for (size_t d = 0; d < n_cand; d++)
+            in_group += cand[d].group == e->group;
+        CHECK(e->alone_runs >= (in_place ? CONVSEL_VERIFY_SCREEN_ROUNDS : in_group > 1 ? t.min_rounds : 1));
         if (!a)
             continue;
         CHECK(convsel_problem_same_shape(&a->shape, &e->shape));
