@@ -158,21 +158,21 @@ convsel_status convsel_instance_run_in(convsel_instance *instance, const float *
 {
     if (!instance || !src || !dst)
         return convsel_error(CONVSEL_INVALID_ARGUMENT, "instance, src and dst are required");
-    if (workspace && instance->impl.workspace_bytes) {
-        convsel_threads_set(instance->threads);
-        return instance->primitive->run(&instance->impl, src, dst, workspace);
-    }
-    if (!instance->workspace && instance->impl.workspace_bytes) {
-        /* Touched here, outside whatever the caller times after a warm-up. */
-        instance->own = convsel_alloc(instance->impl.workspace_bytes);
-        if (!instance->own)
-            return convsel_error(CONVSEL_OUT_OF_MEMORY, "%s: out of memory for a %zu-byte workspace",
-                                 instance->primitive->name, instance->impl.workspace_bytes);
-        memset(instance->own, 0, instance->impl.workspace_bytes);
-        instance->workspace = instance->own;
+    /* The caller's workspace, else the instance's (its own, made here). */
+    if (!workspace || !instance->impl.workspace_bytes) {
+        if (!instance->workspace && instance->impl.workspace_bytes) {
+            /* Touched here, outside whatever the caller times after a warm-up. */
+            instance->own = convsel_alloc(instance->impl.workspace_bytes);
+            if (!instance->own)
+                return convsel_error(CONVSEL_OUT_OF_MEMORY, "%s: out of memory for a %zu-byte workspace",
+                                     instance->primitive->name, instance->impl.workspace_bytes);
+            memset(instance->own, 0, instance->impl.workspace_bytes);
+            instance->workspace = instance->own;
+        }
+        workspace = instance->workspace;
     }
     convsel_threads_set(instance->threads);
-    return instance->primitive->run(&instance->impl, src, dst, instance->workspace);
+    return instance->primitive->run(&instance->impl, src, dst, workspace);
 }
 
 convsel_status convsel_instance_set_workspace(convsel_instance *instance, void *workspace, size_t bytes)

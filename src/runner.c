@@ -137,6 +137,36 @@ static float *like_input(const convsel_runner *like, const convsel_runner *r, si
     return like->inputs[i];
 }
 
+/* Layer i's instance (plan layer l, primitive index) with its seeded random
+ * weights, refused when its layouts are not the plan's. */
+static convsel_status make_instance(const convsel_runner *r, size_t i, size_t index, const convsel_plan_layer *l,
+                                    uint64_t seed, convsel_instance **out)
+{
+    const convsel_problem *p = &l->problem;
+    size_t wn = convsel_problem_weights_elems(p);
+    float *weights = convsel_alloc(wn * sizeof(float));
+    if (!weights)
+        return convsel_error(CONVSEL_OUT_OF_MEMORY, "out of memory for weights of layer %zu", i + 1);
+    convsel_fill_random(weights, wn, convsel_runner_weights_seed(seed, i));
+    convsel_instance *conv = NULL;
+    convsel_status st = convsel_instance_create(index, p, r->threads, weights, &conv);
+    convsel_free(weights);
+    if (st != CONVSEL_OK)
+        return convsel_error(st, "layer %zu '%s' (%s): %s", i + 1, p->name, l->primitive, convsel_last_error());
+    if (convsel_instance_src_layout(conv) != l->src_layout || convsel_instance_dst_layout(conv) != l->dst_layout) {
+        st = convsel_error(CONVSEL_INVALID_ARGUMENT,
+                           "layer %zu '%s': %s uses %s -> %s here, the plan says %s -> %s (a plan from "
+                           "another CPU or ISA?)",
+                           i + 1, p->name, l->primitive, convsel_layout_name(convsel_instance_src_layout(conv)),
+                           convsel_layout_name(convsel_instance_dst_layout(conv)),
+                           convsel_layout_name(l->src_layout), convsel_layout_name(l->dst_layout));
+        convsel_instance_destroy(conv);
+        return st;
+    }
+    *out = conv;
+    return CONVSEL_OK;
+}
+
 convsel_status convsel_runner_create(const convsel_plan *plan, uint64_t seed, convsel_runner **out)
 {
     return convsel_runner_create_like(plan, seed, NULL, out);
@@ -223,42 +253,15 @@ convsel_status convsel_runner_create_like(const convsel_plan *plan, uint64_t see
 
         struct step step = {.kind = STEP_CONV, .in = in, .in_slot = in_slot, .layer = i, .in_layout = l->src_layout,
                             .out_layout = l->dst_layout};
-        if ((step.conv = like_instance(like, r, i, index, l))) {
-            step.borrowed = 1;
-            step.out_slot = pick_slot(r, in_slot, convsel_layout_elems(l->dst_layout, p->mb, p->oc, p->oh, p->ow));
-            st = push_step(r, &cap, step);
-            prev_slot = step.out_slot;
-            continue;
-        }
-        size_t wn = convsel_problem_weights_elems(p);
-        float *weights = convsel_alloc(wn * sizeof(float));
-        if (!weights) {
-            st = convsel_error(CONVSEL_OUT_OF_MEMORY, "out of memory for weights of layer %zu", i + 1);
+        step.conv = like_instance(like, r, i, index, l);
+        step.borrowed = step.conv != NULL;
+        if (!step.borrowed && (st = make_instance(r, i, index, l, seed, &step.conv)) != CONVSEL_OK)
             break;
-        }
-        convsel_fill_random(weights, wn, convsel_runner_weights_seed(seed, i));
-        st = convsel_instance_create(index, p, r->threads, weights, &step.conv);
-        convsel_free(weights);
-        if (st != CONVSEL_OK) {
-            convsel_error(st, "layer %zu '%s' (%s): %s", i + 1, p->name, l->primitive, convsel_last_error());
-            break;
-        }
-        if (convsel_instance_src_layout(step.conv) != l->src_layout ||
-            convsel_instance_dst_layout(step.conv) != l->dst_layout) {
-            st = convsel_error(CONVSEL_INVALID_ARGUMENT,
-                               "layer %zu '%s': %s uses %s -> %s here, the plan says %s -> %s (a plan from "
-                               "another CPU or ISA?)",
-                               i + 1, p->name, l->primitive,
-                               convsel_layout_name(convsel_instance_src_layout(step.conv)),
-                               convsel_layout_name(convsel_instance_dst_layout(step.conv)),
-                               convsel_layout_name(l->src_layout), convsel_layout_name(l->dst_layout));
-            convsel_instance_destroy(step.conv);
-            break;
-        }
         step.out_slot = pick_slot(r, in_slot, convsel_layout_elems(l->dst_layout, p->mb, p->oc, p->oh, p->ow));
         st = push_step(r, &cap, step);
         if (st != CONVSEL_OK) {
-            convsel_instance_destroy(step.conv);
+            if (!step.borrowed)
+                convsel_instance_destroy(step.conv);
             break;
         }
         prev_slot = step.out_slot;

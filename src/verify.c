@@ -47,6 +47,13 @@ static convsel_status inner_reorder(void *ctx, int64_t mb, int64_t c, int64_t h,
     return inner->reorder_ms(inner->ctx, mb, c, h, w, from, to, threads, ms);
 }
 
+/* A candidate's time alone in the costs' statistic (the one the model learnt),
+ * so that measured and predicted layers add up in the same units. */
+static double alone_ms(convsel_statistic statistic, const convsel_measurement *m)
+{
+    return convsel_statistic_pick(statistic, m->timing.min_ms, m->timing.p10_ms, m->timing.median_ms);
+}
+
 static convsel_status add_entry(struct verified_costs *vc, const convsel_problem *p, size_t group, size_t primitive,
                                 int anchor, int baseline, double ms, int runs)
 {
@@ -379,8 +386,7 @@ static convsel_status retime_alone(struct verified_costs *vc, size_t n_groups, i
             convsel_verify_candidate *e = &vc->entries[i];
             const convsel_measurement *m = &results[e->primitive];
             if (e->group == g && m->applicable) {
-                e->alone_ms = e->ms = convsel_statistic_pick(vc->inner->statistic, m->timing.min_ms,
-                                                             m->timing.p10_ms, m->timing.median_ms);
+                e->alone_ms = e->ms = alone_ms(vc->inner->statistic, m);
                 e->alone_runs = m->timing.runs;
             }
         }
@@ -507,15 +513,12 @@ convsel_status convsel_verify_select(const convsel_network *network, const convs
         for (size_t r = 0; r < top; r++)
             selected[ranked[r].primitive] = 1;
         st = convsel_measure_problem(p, opts.threads, selected, &alone, results);
-        /* The statistic the costs stand for (the one the model learnt), so
-         * that measured and predicted layers add up in the same units. */
         for (size_t r = 0; r < top && st == CONVSEL_OK; r++) {
             const convsel_measurement *m = &results[ranked[r].primitive];
             if (!m->applicable)
                 continue;
-            double ms = convsel_statistic_pick(costs->statistic, m->timing.min_ms, m->timing.p10_ms, m->timing.median_ms);
             st = add_entry(&vc, p, n_verified, ranked[r].primitive, ranked[r].primitive == anchor,
-                           ranked[r].primitive == baseline, ms, m->timing.runs);
+                           ranked[r].primitive == baseline, alone_ms(costs->statistic, m), m->timing.runs);
         }
         verified_line[l] = 1;
         n_verified++;
