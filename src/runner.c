@@ -108,22 +108,29 @@ static convsel_status push_reorder(convsel_runner *r, size_t *cap, size_t layer,
     return CONVSEL_OK;
 }
 
+/* Whether `like` has layer i of problem p made with r's seed (the seed of
+ * both its weights and its random input): what either may share starts here. */
+static int like_has_layer(const convsel_runner *like, const convsel_runner *r, size_t i, const convsel_problem *p)
+{
+    return like && like->seed == r->seed && i < like->n_layers && convsel_problem_same_shape(&like->problems[i], p);
+}
+
 /* Layer i's instance in `like` where it is the one r would make there: the
- * same problem, primitive and layouts, thread count and weights (their seed
- * is the runner's and the layer's index). NULL otherwise. */
+ * same problem, primitive and layouts, thread count and weights. NULL
+ * otherwise. */
 static convsel_instance *like_instance(const convsel_runner *like, const convsel_runner *r, size_t i, size_t index,
                                        const convsel_plan_layer *l)
 {
-    if (!like || like->seed != r->seed || like->threads != r->threads || i >= like->n_layers ||
-        !convsel_problem_same_shape(&like->problems[i], &l->problem))
+    if (!like_has_layer(like, r, i, &l->problem) || like->threads != r->threads)
         return NULL;
     for (size_t k = 0; k < like->n_steps; k++) {
         const struct step *s = &like->steps[k];
-        if (s->kind == STEP_CONV && s->layer == i)
-            return convsel_instance_primitive(s->conv) == index && convsel_instance_src_layout(s->conv) == l->src_layout &&
-                           convsel_instance_dst_layout(s->conv) == l->dst_layout
-                       ? s->conv
-                       : NULL;
+        if (s->kind != STEP_CONV || s->layer != i)
+            continue;
+        int same = convsel_instance_primitive(s->conv) == index &&
+                   convsel_instance_src_layout(s->conv) == l->src_layout &&
+                   convsel_instance_dst_layout(s->conv) == l->dst_layout;
+        return same ? s->conv : NULL;
     }
     return NULL;
 }
@@ -131,10 +138,7 @@ static convsel_instance *like_instance(const convsel_runner *like, const convsel
 /* Layer i's random input in `like` where it is the one r would make. */
 static float *like_input(const convsel_runner *like, const convsel_runner *r, size_t i, const convsel_problem *p)
 {
-    if (!like || like->seed != r->seed || like->boundary != r->boundary || i >= like->n_layers || !like->inputs[i] ||
-        !convsel_problem_same_shape(&like->problems[i], p))
-        return NULL;
-    return like->inputs[i];
+    return like_has_layer(like, r, i, p) && like->boundary == r->boundary ? like->inputs[i] : NULL;
 }
 
 /* Layer i's instance (plan layer l, primitive index) with its seeded random
