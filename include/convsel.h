@@ -807,6 +807,31 @@ convsel_status convsel_reorder_model_fit(const convsel_dataset *const *sets, siz
 double convsel_reorder_model_predict(const convsel_reorder_model *model, int64_t mb, int64_t c, int64_t h, int64_t w,
                                      convsel_layout from, convsel_layout to, int threads);
 
+/* One reorder of an mb×c×h×w activation timed inside a network run. */
+typedef struct convsel_reorder_sample {
+    int64_t mb, c, h, w;
+    convsel_layout from, to;
+    int threads;
+    double ms; /* median over the timed passes */
+} convsel_reorder_sample;
+
+/*
+ * Times reorders as a network pays them, which is not what they cost alone
+ * (a reorder timed alone runs on buffers its last repetition left in cache):
+ * builds a plan over network whose layers take, each, an allowed primitive
+ * (allowed: per catalogue index) that reads another layout than the previous
+ * layer writes, the layout pair timed least so far first; runs it end to end
+ * (two passes to warm up, then at least 5 and at most 50 passes or until
+ * max_time_s) and appends to *samples (realloc'd; the caller frees it) the
+ * median time of every reorder between connected layers, *n_samples counting
+ * them. Returns OK, INVALID_ARGUMENT, OUT_OF_MEMORY or the error of building
+ * or running the plan (NOT_APPLICABLE naming a layer no allowed primitive
+ * computes).
+ */
+convsel_status convsel_reorder_probe(const convsel_network *network, int threads, const unsigned char *allowed,
+                                     double max_time_s, uint64_t seed, convsel_reorder_sample **samples,
+                                     size_t *n_samples);
+
 /* ---------------------------------------------------------------- network runner */
 
 typedef struct convsel_runner convsel_runner;
@@ -1122,6 +1147,11 @@ double convsel_model_uncertainty(const convsel_model *model);
 /* The model's reorder cost model, or NULL when it was trained without reorder
  * records. */
 const convsel_reorder_model *convsel_model_reorders(const convsel_model *model);
+/* The model's price of a reorder on cpu: its reorder lines (a bandwidth
+ * estimate without them), times the factor its calibration for cpu measured
+ * inside networks (convsel_model_calibrate_reorders), if any. */
+double convsel_model_reorder_ms(const convsel_model *model, const convsel_fingerprint *cpu, int64_t mb, int64_t c,
+                                int64_t h, int64_t w, convsel_layout from, convsel_layout to, int threads);
 
 /*
  * convsel_select with measurement where the model cannot decide: for every
@@ -1358,7 +1388,26 @@ typedef struct convsel_calibration_info {
     double cv_regret_log;
     int auto_chosen;         /* method was chosen by cross-validation (AUTO or LINEAR_OR_BOTH) */
     convsel_fingerprint cpu; /* the new CPU */
+    /* Reorders timed inside networks (convsel_model_calibrate_reorders; 0:
+     * none) and, per thread slot (1, 2, 3, 4+ threads), the factor on the
+     * reorder lines over all of them (0: the slot was not timed). */
+    size_t reorder_samples;
+    double reorder_by_threads[CONVSEL_REORDER_MODEL_THREADS];
 } convsel_calibration_info;
+
+/*
+ * Calibrates model's reorder lines for cpu, on which it must already be
+ * calibrated (NOT_FOUND otherwise), to reorders timed inside networks there
+ * (convsel_reorder_probe): per thread slot, the geometric mean of time /
+ * line over the slot's samples; per layout pair, the same over the pair's
+ * samples with three samples' weight on the slot's mean. Selection for cpu
+ * then prices a reorder as the line times that factor; slots without
+ * samples keep the line. Refitting replaces what an earlier call fitted.
+ * Returns OK, INVALID_ARGUMENT (a sample that is no timed reorder) or
+ * NOT_FOUND.
+ */
+convsel_status convsel_model_calibrate_reorders(convsel_model *model, const convsel_fingerprint *cpu,
+                                                const convsel_reorder_sample *samples, size_t n);
 
 /* Number of calibrations a model carries (0 for a trained one). */
 size_t convsel_model_calibration_count(const convsel_model *model);

@@ -140,6 +140,8 @@ convsel_status convsel_model_calibration(const convsel_model *model, size_t i, c
     info->cv_regret_log = cal->cv_regret_log;
     info->auto_chosen = cal->auto_chosen;
     info->cpu = cal->cpu;
+    info->reorder_samples = (size_t)cal->reorder_samples;
+    memcpy(info->reorder_by_threads, cal->reorder_by_threads, sizeof info->reorder_by_threads);
     return CONVSEL_OK;
 }
 

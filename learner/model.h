@@ -65,6 +65,13 @@ typedef struct convsel_calibration {
     double cv_rmse_log;        /* cross-validated log error on the samples (0: unknown) */
     double cv_regret_log;      /* cross-validated log regret on the samples (0: unknown) */
     int auto_chosen;           /* method was chosen by cross-validation (AUTO, LINEAR_OR_BOTH) */
+    /* Reorders inside networks on cpu (convsel_model_calibrate_reorders):
+     * the model's reorder line for (from, to, thread slot) times
+     * reorder_scale; 0 where nothing was measured (the line as it is).
+     * reorder_by_threads: the scale of all of a thread slot's samples. */
+    uint64_t reorder_samples;
+    double reorder_by_threads[CONVSEL_REORDER_MODEL_THREADS];
+    double reorder_scale[CONVSEL_LAYOUT_COUNT][CONVSEL_LAYOUT_COUNT][CONVSEL_REORDER_MODEL_THREADS];
 } convsel_calibration;
 
 /* Whether method chooses among others by cross-validation (AUTO,
@@ -88,6 +95,10 @@ double convsel_regret_log(const double *y, const double *pred, const size_t *idx
  * has none for cpu. x: the features of the prediction. */
 double convsel_calibration_apply(const convsel_model *model, size_t primitive, const convsel_fingerprint *cpu,
                                  const float *x, double log_ms);
+/* The factor model's calibration for cpu puts on its reorder line for
+ * (from, to, threads): 1 when it has none for cpu or measured none there. */
+double convsel_calibration_reorder_scale(const convsel_model *model, const convsel_fingerprint *cpu,
+                                         convsel_layout from, convsel_layout to, int threads);
 /* Frees model's calibrations (destroy calls it). */
 void convsel_calibrations_free(convsel_model *model);
 

@@ -118,13 +118,44 @@ static int pack_tree(msgpack_packer *pk, const convsel_tree *t)
 static int pack_ensemble(msgpack_packer *pk, const convsel_ensemble *en);
 
 /* Calibrations (format version 2): see docs/model-format.md. */
+enum { REORDER_CELLS = CONVSEL_LAYOUT_COUNT * CONVSEL_LAYOUT_COUNT * CONVSEL_REORDER_MODEL_THREADS };
+
+static int pack_layouts(msgpack_packer *pk)
+{
+    if (KEY("layouts") || msgpack_pack_array(pk, CONVSEL_LAYOUT_COUNT))
+        return -1;
+    for (int l = 0; l < CONVSEL_LAYOUT_COUNT; l++)
+        if (pack_string(pk, convsel_layout_name((convsel_layout)l)))
+            return -1;
+    return 0;
+}
+
+static int pack_doubles(msgpack_packer *pk, const double *v, size_t n)
+{
+    if (msgpack_pack_array(pk, n))
+        return -1;
+    for (size_t k = 0; k < n; k++)
+        if (msgpack_pack_double(pk, v[k]))
+            return -1;
+    return 0;
+}
+
+/* A calibration's factors on the reorder lines (written only when it has them). */
+static int pack_calibration_reorders(msgpack_packer *pk, const convsel_calibration *cal)
+{
+    return KEY("reorders") || msgpack_pack_map(pk, 4) || pack_layouts(pk) || KEY("samples") ||
+           msgpack_pack_uint64(pk, cal->reorder_samples) || KEY("by_threads") ||
+           pack_doubles(pk, cal->reorder_by_threads, CONVSEL_REORDER_MODEL_THREADS) || KEY("scale") ||
+           pack_doubles(pk, &cal->reorder_scale[0][0][0], REORDER_CELLS);
+}
+
 static int pack_calibrations(msgpack_packer *pk, const convsel_model *m)
 {
     if (KEY("calibrations") || msgpack_pack_array(pk, m->n_calibrations))
         return -1;
     for (size_t k = 0; k < m->n_calibrations; k++) {
         const convsel_calibration *cal = &m->calibrations[k];
-        if (msgpack_pack_map(pk, 12) || KEY("cpu") || pack_fingerprint(pk, &cal->cpu) || KEY("source_model") ||
+        if (msgpack_pack_map(pk, 12 + (cal->reorder_samples > 0)) || KEY("cpu") || pack_fingerprint(pk, &cal->cpu) || KEY("source_model") ||
             pack_field(pk, cal->source_id, sizeof cal->source_id) || KEY("method") ||
             pack_string(pk, convsel_calibrate_method_name(cal->method)) || KEY("samples") ||
             msgpack_pack_uint64(pk, cal->samples) || KEY("records") || msgpack_pack_uint64(pk, cal->records) ||
@@ -142,7 +173,8 @@ static int pack_calibrations(msgpack_packer *pk, const convsel_model *m)
         if (KEY("residual") || pack_ensemble(pk, &cal->residual) || KEY("cv_rmse_log") ||
             msgpack_pack_double(pk, cal->cv_rmse_log) || KEY("cv_regret_log") ||
             msgpack_pack_double(pk, cal->cv_regret_log) || KEY("chosen_by_auto") ||
-            (cal->auto_chosen ? msgpack_pack_true(pk) : msgpack_pack_false(pk)))
+            (cal->auto_chosen ? msgpack_pack_true(pk) : msgpack_pack_false(pk)) ||
+            (cal->reorder_samples > 0 && pack_calibration_reorders(pk, cal)))
             return -1;
     }
     return 0;
@@ -154,17 +186,12 @@ static int pack_validation(msgpack_packer *pk, const convsel_model *m)
            msgpack_pack_double(pk, m->valid_rmse_log) || KEY("rows") || msgpack_pack_uint64(pk, m->valid_rows);
 }
 
-enum { REORDER_CELLS = CONVSEL_LAYOUT_COUNT * CONVSEL_LAYOUT_COUNT * CONVSEL_REORDER_MODEL_THREADS };
-
 static int pack_reorders(msgpack_packer *pk, const convsel_reorder_model *r)
 {
     const double *a = &r->a_ms[0][0][0], *b = &r->b_ms_per_mb[0][0][0];
     const int *n = &r->n_records[0][0][0];
-    if (KEY("reorders") || msgpack_pack_map(pk, 6) || KEY("layouts") || msgpack_pack_array(pk, CONVSEL_LAYOUT_COUNT))
+    if (KEY("reorders") || msgpack_pack_map(pk, 6) || pack_layouts(pk))
         return -1;
-    for (int l = 0; l < CONVSEL_LAYOUT_COUNT; l++)
-        if (pack_string(pk, convsel_layout_name((convsel_layout)l)))
-            return -1;
     if (KEY("threads") || msgpack_pack_int64(pk, CONVSEL_REORDER_MODEL_THREADS) || KEY("a_ms") ||
         msgpack_pack_array(pk, REORDER_CELLS))
         return -1;
@@ -967,6 +994,60 @@ static double *parse_reals(cursor *c, size_t *n, const char *what)
     return v;
 }
 
+static void parse_cells(cursor *c, double *out, int *out_int, const char *what);
+
+/* A list of layout names, which must be this build's (cells are indexed by them). */
+static void parse_layouts(cursor *c, const char *what)
+{
+    size_t len, nl = read_array(c);
+    if (c->status == CONVSEL_OK && nl != CONVSEL_LAYOUT_COUNT)
+        fail(c, CONVSEL_VERSION_MISMATCH, what);
+    for (size_t l = 0; l < nl && c->status == CONVSEL_OK; l++) {
+        const char *s = read_str(c, &len);
+        if (c->status == CONVSEL_OK && !str_is(s, len, convsel_layout_name((convsel_layout)l)))
+            fail(c, CONVSEL_VERSION_MISMATCH, what);
+    }
+}
+
+static void parse_calibration_reorders(cursor *c, convsel_calibration *cal)
+{
+    size_t n = read_map(c), len, nt = 0;
+    const char *k;
+    unsigned seen = 0;
+    for (size_t i = 0; map_next(c, n, &i, &k, &len);) {
+        if (str_is(k, len, "layouts")) {
+            parse_layouts(c, "a calibration's reorder layouts are not this build's");
+            seen |= 1;
+        } else if (str_is(k, len, "samples")) {
+            cal->reorder_samples = read_uint(c, "calibration reorder samples");
+            seen |= 2;
+        } else if (str_is(k, len, "by_threads") && !(seen & 4)) {
+            nt = read_array(c);
+            if (c->status == CONVSEL_OK && nt != CONVSEL_REORDER_MODEL_THREADS)
+                fail(c, CONVSEL_VERSION_MISMATCH, "a calibration's reorder thread slots are not this build's");
+            for (size_t t = 0; t < nt && c->status == CONVSEL_OK; t++)
+                cal->reorder_by_threads[t] = read_finite(c, "calibration reorder by_threads");
+            seen |= 4;
+        } else if (str_is(k, len, "scale")) {
+            parse_cells(c, &cal->reorder_scale[0][0][0], NULL, "calibration reorder scale");
+            seen |= 8;
+        } else {
+            skip(c);
+        }
+    }
+    if (c->status != CONVSEL_OK)
+        return;
+    if (seen != 15 || cal->reorder_samples == 0)
+        fail(c, CONVSEL_CORRUPT, "a calibration's reorders lack a field or samples");
+    const double *v = &cal->reorder_scale[0][0][0];
+    for (size_t j = 0; j < REORDER_CELLS && c->status == CONVSEL_OK; j++)
+        if (v[j] < 0)
+            fail(c, CONVSEL_CORRUPT, "a negative reorder scale in a calibration");
+    for (size_t t = 0; t < CONVSEL_REORDER_MODEL_THREADS && c->status == CONVSEL_OK; t++)
+        if (cal->reorder_by_threads[t] < 0)
+            fail(c, CONVSEL_CORRUPT, "a negative reorder scale in a calibration");
+}
+
 static void parse_calibration(cursor *c, convsel_calibration *cal)
 {
     size_t n = read_map(c), len, na = 0, nb = 0;
@@ -1014,12 +1095,15 @@ static void parse_calibration(cursor *c, convsel_calibration *cal)
                 fail(c, CONVSEL_CORRUPT, "a negative cv_regret_log");
         } else if (str_is(k, len, "chosen_by_auto")) {
             cal->auto_chosen = read_bool(c, "chosen_by_auto is not true or false");
+        } else if (str_is(k, len, "reorders") && !(seen & 512)) {
+            parse_calibration_reorders(c, cal);
+            seen |= 512;
         } else {
             skip(c);
         }
     }
     cal->n_primitives = na;
-    if (c->status == CONVSEL_OK && (seen != 511 || na != nb))
+    if (c->status == CONVSEL_OK && ((seen & 511) != 511 || na != nb))
         fail(c, CONVSEL_CORRUPT, "a calibration lacks a field or its a and b differ in length");
 }
 
@@ -1086,16 +1170,8 @@ static void parse_reorders(cursor *c, convsel_model *m)
     unsigned seen = 0;
     for (size_t i = 0; map_next(c, n, &i, &k, &len);) {
         if (str_is(k, len, "layouts")) {
-            size_t nl = read_array(c);
-            /* The cells are indexed by this build's layouts: another list
-             * means another build's model. */
-            if (c->status == CONVSEL_OK && nl != CONVSEL_LAYOUT_COUNT)
-                fail(c, CONVSEL_VERSION_MISMATCH, "the reorder model's layouts are not this build's");
-            for (size_t l = 0; l < nl && c->status == CONVSEL_OK; l++) {
-                const char *s = read_str(c, &len);
-                if (c->status == CONVSEL_OK && !str_is(s, len, convsel_layout_name((convsel_layout)l)))
-                    fail(c, CONVSEL_VERSION_MISMATCH, "the reorder model's layouts are not this build's");
-            }
+            /* Another list means another build's model. */
+            parse_layouts(c, "the reorder model's layouts are not this build's");
             seen |= 1;
         } else if (str_is(k, len, "threads")) {
             if (read_int(c, INT64_MIN, INT64_MAX, "reorder threads") != CONVSEL_REORDER_MODEL_THREADS &&

@@ -167,6 +167,8 @@ int convsel_cache_instances(const int *apic, int n, const cpu_set_t *cpus, int s
 
 /* Monotonic time in seconds. */
 double convsel_now(void);
+/* The reorder cost model's slot for a thread count (reorder_model.c). */
+int convsel_reorder_thread_slot(int threads);
 /* qsort comparator of doubles, ascending. */
 int convsel_cmp_double(const void *a, const void *b);
 /* Bytes of memory the system could still give (/proc/meminfo's

@@ -34,8 +34,11 @@ static convsel_status model_reorder(void *ctx, int64_t mb, int64_t c, int64_t h,
                                     convsel_layout to, int threads, double *ms)
 {
     const convsel_model_costs *mc = ctx;
-    const convsel_reorder_model *rm = mc->reorders ? mc->reorders : convsel_model_reorders(mc->model);
-    *ms = convsel_reorder_model_predict(rm, mb, c, h, w, from, to, threads);
+    /* The model's own lines carry its calibration for the CPU, if any. */
+    if (mc->reorders)
+        *ms = convsel_reorder_model_predict(mc->reorders, mb, c, h, w, from, to, threads);
+    else
+        *ms = convsel_model_reorder_ms(mc->model, &mc->cpu, mb, c, h, w, from, to, threads);
     return CONVSEL_OK;
 }
 

@@ -15,7 +15,7 @@ static double reorder_mb(int64_t mb, int64_t c, int64_t h, int64_t w, convsel_la
            sizeof(float) / 1e6;
 }
 
-static int thread_slot(int threads)
+int convsel_reorder_thread_slot(int threads)
 {
     if (threads < 1)
         threads = 1;
@@ -59,7 +59,7 @@ convsel_status convsel_reorder_model_fit(const convsel_dataset *const *sets, siz
                 double mbytes = dst_side ? reorder_mb(p->mb, p->oc, p->oh, p->ow, r->from, r->to)
                                          : reorder_mb(p->mb, p->ic, p->ih, p->iw, r->from, r->to);
                 size_t k = ((size_t)r->from * CONVSEL_LAYOUT_COUNT + (size_t)r->to) * CONVSEL_REORDER_MODEL_THREADS +
-                           (size_t)thread_slot(r->threads);
+                           (size_t)convsel_reorder_thread_slot(r->threads);
                 if (pass == 1) {
                     xs[k][counts[k]] = mbytes;
                     ys[k][counts[k]] = r->median_ms;
@@ -120,7 +120,7 @@ double convsel_reorder_model_predict(const convsel_reorder_model *model, int64_t
     if (from == to)
         return 0.0;
     double mbytes = reorder_mb(mb, c, h, w, from, to);
-    int t = thread_slot(threads);
+    int t = convsel_reorder_thread_slot(threads);
     if (model && (int)from >= 0 && from < CONVSEL_LAYOUT_COUNT && (int)to >= 0 && to < CONVSEL_LAYOUT_COUNT &&
         model->n_records[from][to][t] > 0)
         return model->a_ms[from][to][t] + model->b_ms_per_mb[from][to][t] * mbytes;

@@ -46,7 +46,7 @@ EOF
     --sampled 0 --max-time-s 0.02 --data "$tmp/samples.msgpack" --json -o "$tmp/cal.msgpack" \
     >"$tmp/out" 2>"$tmp/err" || fail "calibrate exited $?: $(cat "$tmp/err")"
 for key in '"samples": 3' '"chosen_by_auto": true' '"cv_regret_log": ' '"seconds": ' '"source_model": "' \
-    '"model": "' '"isa": "avx2"'; do
+    '"model": "' '"isa": "avx2"' '"reorder_samples": ' '"reorder_seconds": ' '"reorder_scale": {'; do
     grep -q "$key" "$tmp/out" || fail "calibrate --json lacks '$key': $(cat "$tmp/out")"
 done
 # Without the model's datasets the default method is linear-or-both, which records the method it chose.
@@ -55,6 +55,26 @@ grep -Eq '"method": "(linear|both)", "chosen_by_auto": true, "method_by_default"
 [ -s "$tmp/cal.msgpack" ] || fail "no calibrated model written"
 "$convsel" dataset info "$tmp/samples.msgpack" >"$tmp/info" 2>&1 || fail "--data wrote no readable dataset"
 grep -q "3 configurations" "$tmp/info" || fail "--data: expected 3 configurations: $(cat "$tmp/info")"
+
+# Reorders timed inside a pool network whose layers connect: the model's reorder prices are
+# scaled for this CPU (tiny.txt connects no three layers in a row, so it gave none);
+# --reorder-time-s 0 times none; a negative budget is a usage error.
+cat >"$tmp/chain.txt" <<'EOF'
+mb1ic8ih8oc8oh8kh3ph1n"chain:a*3"
+mb1ic8ih8oc8oh8kh1n"chain:b*3"
+EOF
+expect_rc 2 calibrate --model "$tmp/source_model.msgpack" --samples 2 --reorder-time-s -1 -o "$tmp/x.msgpack"
+"$convsel" --isa avx2 calibrate --model "$tmp/source_model.msgpack" --samples 2 --threads 1 --pool "$tmp/chain.txt" \
+    --sampled 0 --max-time-s 0.02 --reorder-time-s 0.1 -o "$tmp/cal_chain.msgpack" \
+    >"$tmp/out" 2>"$tmp/err" || fail "calibrate with a chain exited $?: $(cat "$tmp/err")"
+grep -Eq "^  [1-9][0-9]* reorders timed inside networks: the model's reorder prices x[0-9.]+ at 1 thread" "$tmp/out" ||
+    fail "calibrate timed no reorders in a chain: $(cat "$tmp/out") $(cat "$tmp/err")"
+grep -q "reorders timed inside 1 network in" "$tmp/err" || fail "calibrate's reorder progress: $(cat "$tmp/err")"
+"$convsel" --isa avx2 calibrate --model "$tmp/source_model.msgpack" --samples 2 --threads 1 --pool "$tmp/chain.txt" \
+    --sampled 0 --max-time-s 0.02 --reorder-time-s 0 --json -o "$tmp/cal_chain0.msgpack" \
+    >"$tmp/out" 2>"$tmp/err" || fail "calibrate --reorder-time-s 0 exited $?: $(cat "$tmp/err")"
+grep -q '"reorder_samples": 0, "reorder_seconds": 0.000, "reorder_scale": {}' "$tmp/out" ||
+    fail "calibrate --reorder-time-s 0 timed reorders: $(cat "$tmp/out")"
 
 # From that dataset, without profiling; 2 of its 3 configurations.
 "$convsel" calibrate --model "$tmp/source_model.msgpack" --from-data "$tmp/samples.msgpack" --samples 2 \

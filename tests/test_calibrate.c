@@ -1044,6 +1044,141 @@ static void test_retrain(const convsel_model *source, const convsel_dataset *src
     CHECK(out == NULL);
 }
 
+/* The byte offset of the first double of the array after key in data (a
+ * msgpack array16 of doubles), or 0. */
+static size_t doubles_after(const uint8_t *data, size_t size, const char *key, size_t from)
+{
+    size_t len = strlen(key);
+    for (size_t i = from; i + len + 4 < size; i++)
+        if (data[i] == (0xa0 | len) && memcmp(data + i + 1, key, len) == 0 && data[i + 1 + len] == 0xdc)
+            return i + 1 + len + 3;
+    return 0;
+}
+
+/*
+ * Reorder prices calibrated to reorders timed inside networks: a thread
+ * slot's factor is the geometric mean of time / line over its samples, a
+ * layout pair's is its own samples' shrunk towards that with three samples'
+ * weight, pairs never timed take the slot's, slots never timed keep the
+ * line, and other CPUs are not touched. The factors survive a file round
+ * trip, a negative one is refused, and refitting replaces them.
+ */
+static convsel_model *test_reorder_scale(const convsel_model *calibrated, const convsel_fingerprint *cpu)
+{
+    const convsel_layout NCHW = CONVSEL_LAYOUT_NCHW, NHWC = CONVSEL_LAYOUT_NHWC, B16 = CONVSEL_LAYOUT_NCHW16C;
+    uint8_t *data;
+    size_t size;
+    CHECK_EQ(convsel_model_serialize(calibrated, &data, &size), CONVSEL_OK);
+    convsel_model *m = NULL;
+    CHECK_EQ(convsel_model_parse(data, size, "copy", &m), CONVSEL_OK);
+    free(data);
+    /* Lines of 0.01 ms + 0.1 ms/MB everywhere. */
+    convsel_reorder_model *lines = calloc(1, sizeof *lines);
+    for (int f = 0; f < CONVSEL_LAYOUT_COUNT; f++)
+        for (int g = 0; g < CONVSEL_LAYOUT_COUNT; g++)
+            for (int t = 0; t < CONVSEL_REORDER_MODEL_THREADS; t++) {
+                lines->a_ms[f][g][t] = 0.01;
+                lines->b_ms_per_mb[f][g][t] = 0.1;
+                lines->n_records[f][g][t] = 1;
+            }
+    free(m->reorders);
+    m->reorders = lines;
+
+    convsel_reorder_sample s[5];
+    for (int i = 0; i < 5; i++) {
+        s[i] = (convsel_reorder_sample){1, 16 << i, 14, 14, NCHW, B16, 1, 0.0};
+        if (i == 4)
+            s[i].from = NHWC, s[i].to = NCHW;
+        double line = convsel_reorder_model_predict(lines, s[i].mb, s[i].c, s[i].h, s[i].w, s[i].from, s[i].to, 1);
+        s[i].ms = (i == 4 ? 2.0 : 0.5) * line; /* four at half the line, one at twice */
+    }
+    CHECK_EQ(convsel_model_calibrate_reorders(m, cpu, s, 0), CONVSEL_OK);
+    CHECK_NEAR(convsel_model_reorder_ms(m, cpu, 1, 64, 14, 14, NCHW, B16, 1),
+               convsel_reorder_model_predict(lines, 1, 64, 14, 14, NCHW, B16, 1), 1e-12);
+    CHECK_EQ(convsel_model_calibrate_reorders(m, cpu, s, 5), CONVSEL_OK);
+
+    const double slot = (4 * log(0.5) + log(2.0)) / 5;
+    const double pair = exp((4 * log(0.5) + 3 * slot) / 7), lone = exp((log(2.0) + 3 * slot) / 4);
+    convsel_calibration_info info;
+    CHECK_EQ(convsel_model_calibration(m, 0, &info), CONVSEL_OK);
+    CHECK_EQ(info.reorder_samples, 5);
+    CHECK_NEAR(info.reorder_by_threads[0], exp(slot), 1e-9);
+    CHECK_EQ(info.reorder_by_threads[1], 0.0);
+    const struct {
+        convsel_layout from, to;
+        int threads;
+        double factor;
+    } want[] = {
+        {NCHW, B16, 1, pair},       {NHWC, NCHW, 1, lone}, {NCHW, NHWC, 1, exp(slot)}, {B16, NHWC, 1, exp(slot)},
+        {NCHW, B16, 2, 1.0},        {NHWC, NCHW, 4, 1.0},  {NCHW, NCHW, 1, 1.0},
+    };
+    for (size_t k = 0; k < sizeof want / sizeof want[0]; k++) {
+        double line = convsel_reorder_model_predict(lines, 1, 64, 28, 28, want[k].from, want[k].to, want[k].threads);
+        double got = convsel_model_reorder_ms(m, cpu, 1, 64, 28, 28, want[k].from, want[k].to, want[k].threads);
+        CHECK_MSG(fabs(got - want[k].factor * line) <= 1e-9 * (1 + line), "case %zu: %.6g, want %.6g x %.6g", k, got,
+                  want[k].factor, line);
+    }
+    /* Another CPU: the lines as they are. */
+    convsel_fingerprint other = *cpu;
+    snprintf(other.model_name, sizeof other.model_name, "another CPU");
+    CHECK_NEAR(convsel_model_reorder_ms(m, &other, 1, 64, 28, 28, NCHW, B16, 1),
+               convsel_reorder_model_predict(lines, 1, 64, 28, 28, NCHW, B16, 1), 1e-12);
+    /* The selector's price is the same. */
+    convsel_model_costs mc = {.model = m, .cpu = *cpu};
+    convsel_cost_source costs = convsel_model_costs_source(&mc);
+    double ms;
+    CHECK_EQ(costs.reorder_ms(costs.ctx, 1, 64, 28, 28, NCHW, B16, 1, &ms), CONVSEL_OK);
+    CHECK_NEAR(ms, pair * convsel_reorder_model_predict(lines, 1, 64, 28, 28, NCHW, B16, 1), 1e-12);
+
+    /* Bad samples, and a model not calibrated for the CPU. */
+    convsel_reorder_sample bad = s[0];
+    bad.to = bad.from;
+    CHECK_EQ(convsel_model_calibrate_reorders(m, cpu, &bad, 1), CONVSEL_INVALID_ARGUMENT);
+    bad = s[0];
+    bad.ms = NAN;
+    CHECK_EQ(convsel_model_calibrate_reorders(m, cpu, &bad, 1), CONVSEL_INVALID_ARGUMENT);
+    bad = s[0];
+    bad.c = 0;
+    CHECK_EQ(convsel_model_calibrate_reorders(m, cpu, &bad, 1), CONVSEL_INVALID_ARGUMENT);
+    CHECK_EQ(convsel_model_calibrate_reorders(m, &other, s, 5), CONVSEL_NOT_FOUND);
+    CHECK_EQ(convsel_model_calibrate_reorders(m, NULL, s, 5), CONVSEL_INVALID_ARGUMENT);
+    /* The failed calls changed nothing. */
+    CHECK_NEAR(convsel_model_reorder_ms(m, cpu, 1, 64, 28, 28, NCHW, B16, 1),
+               pair * convsel_reorder_model_predict(lines, 1, 64, 28, 28, NCHW, B16, 1), 1e-12);
+
+    /* A file round trip keeps the factors; the id tells the models apart. */
+    CHECK_EQ(convsel_model_serialize(m, &data, &size), CONVSEL_OK);
+    convsel_model *back = NULL;
+    CHECK_EQ(convsel_model_parse(data, size, "round trip", &back), CONVSEL_OK);
+    CHECK_NEAR(convsel_model_reorder_ms(back, cpu, 1, 64, 28, 28, NHWC, NCHW, 1),
+               lone * convsel_reorder_model_predict(lines, 1, 64, 28, 28, NHWC, NCHW, 1), 1e-12);
+    CHECK(strcmp(convsel_model_id(back), convsel_model_id(calibrated)) != 0);
+    convsel_model_destroy(back);
+    /* A negative factor (the sign bit of nchw -> nChw16c at 1 thread) is refused. */
+    size_t at = doubles_after(data, size, "scale", 0);
+    CHECK(at > 0);
+    size_t cell = ((size_t)NCHW * CONVSEL_LAYOUT_COUNT + B16) * CONVSEL_REORDER_MODEL_THREADS;
+    CHECK_EQ(data[at + 9 * cell], 0xcb);
+    data[at + 9 * cell + 1] ^= 0x80;
+    back = NULL;
+    CHECK_EQ(convsel_model_parse(data, size, "negative", &back), CONVSEL_CORRUPT);
+    CHECK(back == NULL);
+    free(data);
+
+    /* Refitting on nothing takes the factors away. */
+    convsel_model *twice = NULL;
+    CHECK_EQ(convsel_model_serialize(m, &data, &size), CONVSEL_OK);
+    CHECK_EQ(convsel_model_parse(data, size, "twice", &twice), CONVSEL_OK);
+    free(data);
+    CHECK_EQ(convsel_model_calibrate_reorders(twice, cpu, NULL, 0), CONVSEL_OK);
+    CHECK_NEAR(convsel_model_reorder_ms(twice, cpu, 1, 64, 28, 28, NCHW, B16, 1),
+               convsel_reorder_model_predict(lines, 1, 64, 28, 28, NCHW, B16, 1), 1e-12);
+    CHECK_EQ(convsel_model_calibration(twice, 0, &info), CONVSEL_OK);
+    CHECK_EQ(info.reorder_samples, 0);
+    convsel_model_destroy(twice);
+    return m;
+}
+
 int main(void)
 {
     test_names();
@@ -1103,6 +1238,9 @@ int main(void)
     CHECK(after_trees.mape < 0.6 * before.mape);
 
     test_parse_damaged(both);
+    convsel_model *with_reorders = test_reorder_scale(both, &cpu);
+    test_parse_damaged(with_reorders);
+    convsel_model_destroy(with_reorders);
     test_pooled_auto(source, samples, test, &cpu);
     test_linear_or_both(source, samples, train, test, &cpu);
     test_retrain(source, src, samples, test, &cpu);

@@ -8,6 +8,7 @@
  * batch 2, groups, strides and dilation. Then the check itself must fail on a
  * changed input, a dirty padded channel and wrong weights.
  */
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -343,10 +344,98 @@ static void test_shared_runners(void)
     free(plans);
 }
 
+/*
+ * convsel_reorder_probe: on every test network, each reorder it reports is
+ * a real change of layout of an activation some layer reads, timed; across
+ * the networks it finds several layout pairs. A catalogue of one layout
+ * gives no reorders, an empty one an error naming the layer.
+ */
+static void test_reorder_probe(void)
+{
+    size_t n_prim = convsel_primitive_count(), im2col;
+    unsigned char *allowed = calloc(n_prim, 1);
+    for (size_t p = 0; p < n_prim; p++)
+        allowed[p] = !convsel_primitive_is_reference(p);
+    int pairs[CONVSEL_LAYOUT_COUNT][CONVSEL_LAYOUT_COUNT] = {{0}};
+    size_t total = 0;
+    for (size_t t = 0; t < CONVSEL_ARRAY_SIZE(networks); t++) {
+        convsel_network *net = network_from_text(networks[t]);
+        CHECK(net != NULL);
+        if (!net)
+            continue;
+        convsel_reorder_sample *s = NULL;
+        size_t n = 0;
+        CHECK_EQ(convsel_reorder_probe(net, 1, allowed, 0.01, 3, &s, &n), CONVSEL_OK);
+        for (size_t i = 0; i < n; i++) {
+            CHECK(s[i].from != s[i].to && s[i].threads == 1 && s[i].ms > 0 && isfinite(s[i].ms));
+            int read = 0;
+            for (size_t l = 0; l < convsel_network_size(net); l++) {
+                const convsel_problem *p = convsel_network_layer(net, l);
+                read |= p->mb == s[i].mb && p->ic == s[i].c && p->ih == s[i].h && p->iw == s[i].w;
+            }
+            CHECK_MSG(read, "network %zu: a reorder of %lldx%lldx%lldx%lld, which no layer reads", t,
+                      (long long)s[i].mb, (long long)s[i].c, (long long)s[i].h, (long long)s[i].w);
+            pairs[s[i].from][s[i].to]++;
+        }
+        total += n;
+        /* Appends: a second call at 2 threads keeps the first's samples. */
+        size_t first = n;
+        CHECK_EQ(convsel_reorder_probe(net, 2, allowed, 0.01, 3, &s, &n), CONVSEL_OK);
+        CHECK(n >= first);
+        for (size_t i = first; i < n; i++)
+            CHECK(s[i].threads == 2);
+        free(s);
+        convsel_network_destroy(net);
+    }
+    size_t distinct = 0;
+    for (int f = 0; f < CONVSEL_LAYOUT_COUNT; f++)
+        for (int g = 0; g < CONVSEL_LAYOUT_COUNT; g++)
+            distinct += pairs[f][g] > 0;
+    printf("reorder probe: %zu reorders at 1 thread, %zu layout pairs\n", total, distinct);
+    CHECK(total >= 3);
+    CHECK(distinct >= 2);
+
+    /* A chain of eight: every layer but the ends changes layout, on any
+     * x86 (the catalogue has nchw primitives and blocked ones). */
+    convsel_network *net = network_from_text("mb1ic16ih12oc16oh12kh3ph1n\"chain:a*4\"\n"
+                                             "mb1ic16ih12oc16oh12kh1ph0n\"chain:b*4\"\n");
+    CHECK(net != NULL);
+    convsel_reorder_sample *s = NULL;
+    size_t n = 0;
+    CHECK_EQ(convsel_reorder_probe(net, 1, allowed, 0.01, 5, &s, &n), CONVSEL_OK);
+    CHECK_MSG(n == 6, "%zu reorders timed in a chain of eight", n);
+    for (size_t i = 0; i < n; i++)
+        CHECK(s[i].c == 16 && s[i].h == 12 && s[i].w == 12 && s[i].from != s[i].to && s[i].ms > 0);
+    free(s);
+    s = NULL;
+    n = 0;
+    convsel_network_destroy(net);
+
+    /* One layout only (im2col_gemm reads and writes nchw): nothing to time. */
+    net = network_from_text("mb1ic8ih10oc8oh10kh3ph1n\"a\"\nmb1ic8ih10oc8oh10kh3ph1n\"b\"\n"
+                                             "mb1ic8ih10oc8oh10kh1ph0n\"c\"\nmb1ic8ih10oc8oh10kh3ph1n\"d\"\n");
+    CHECK(net != NULL);
+    CHECK_EQ(convsel_primitive_find("im2col_gemm", &im2col), CONVSEL_OK);
+    memset(allowed, 0, n_prim);
+    allowed[im2col] = 1;
+    CHECK_EQ(convsel_reorder_probe(net, 1, allowed, 0.01, 1, &s, &n), CONVSEL_OK);
+    CHECK_EQ(n, 0);
+    allowed[im2col] = 0;
+    CHECK_EQ(convsel_reorder_probe(net, 1, allowed, 0.01, 1, &s, &n), CONVSEL_NOT_APPLICABLE);
+    CHECK_EQ(n, 0);
+    CHECK_EQ(convsel_reorder_probe(net, 0, allowed, 0.01, 1, &s, &n), CONVSEL_INVALID_ARGUMENT);
+    CHECK_EQ(convsel_reorder_probe(net, 1, allowed, 0.0, 1, &s, &n), CONVSEL_INVALID_ARGUMENT);
+    CHECK_EQ(convsel_reorder_probe(NULL, 1, allowed, 0.01, 1, &s, &n), CONVSEL_INVALID_ARGUMENT);
+    free(s);
+    convsel_network_destroy(net);
+    free(allowed);
+}
+
 int main(void)
 {
     test_plans_compute_the_network();
     test_check_catches();
     test_shared_runners();
+    test_reorder_probe();
     return CHECK_DONE();
 }

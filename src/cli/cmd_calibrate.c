@@ -18,7 +18,8 @@ static void usage(FILE *out)
     fprintf(out,
             "usage: convsel [--isa avx512|avx2|sse41|scalar] calibrate [--model M] --samples K\n"
             "                 [--threads LIST] [--seed S] [--method METHOD] [--pool FILE|DIR ...]\n"
-            "                 [--sampled N] [--max-flops F] [--max-time-s S] [--data SAMPLES.msgpack]\n"
+            "                 [--sampled N] [--max-flops F] [--max-time-s S] [--reorder-time-s S]\n"
+            "                 [--data SAMPLES.msgpack]\n"
             "                 [--source-data FILE ...] [--if-needed] [--json] [--quiet] -o OUT\n"
             "       convsel calibrate [--model M] --from-data FILE [--samples K] [--seed S] [--method M]\n"
             "                 [--source-data FILE ...] [--json] -o OUT\n"
@@ -26,7 +27,8 @@ static void usage(FILE *out)
             "Fits a model trained on another CPU to this one (docs/transfer.md): chooses K\n"
             "configurations (layer shape x thread count) where the model's ranking is least sure and\n"
             "that cover the candidates, times every applicable primitive on each, interleaved, and\n"
-            "calibrates the model's predictions to them. OUT is an ordinary model file.\n"
+            "calibrates the model's predictions to them; then times reorders inside the pool's\n"
+            "networks and scales the model's reorder prices to them. OUT is an ordinary model file.\n"
             "\n"
             "  --model M          the model to calibrate (default: the default model)\n"
             "  --samples K        configurations to profile (with --from-data: to take from FILE;\n"
@@ -51,6 +53,9 @@ static void usage(FILE *out)
             "  --max-flops F      leave out candidates above F FLOPs, to keep profiling short\n"
             "                     (default 5e8)\n"
             "  --max-time-s S     timing cap per configuration (default 0.3)\n"
+            "  --reorder-time-s S about how long to time reorders inside the pool's networks, network\n"
+            "                     by network at every thread count (the first network always; default\n"
+            "                     4; 0: not at all, the model's reorder prices stay as trained)\n"
             "  --data FILE        also save the measured samples as a dataset\n"
             "  --from-data FILE   calibrate from a dataset profiled on the target CPU; nothing is\n"
             "                     measured\n"
@@ -89,7 +94,17 @@ static void json_string(const char *s)
 typedef struct candidates {
     convsel_calibrate_candidate *items;
     size_t n, cap;
+    char **networks; /* the pool's network files, in order */
+    size_t n_networks;
 } candidates;
+
+static void candidates_free(candidates *c)
+{
+    for (size_t i = 0; i < c->n_networks; i++)
+        free(c->networks[i]);
+    free(c->networks);
+    free(c->items);
+}
 
 static int candidates_add(candidates *c, const convsel_problem *problem, int threads)
 {
@@ -146,6 +161,15 @@ static int add_network_file(const char *path, double max_flops, const int *threa
     convsel_status st = convsel_network_load(path, 1, &net);
     if (st != CONVSEL_OK)
         return cli_fail(CMD, st);
+    char **grown = realloc(c->networks, (c->n_networks + 1) * sizeof *grown);
+    if (grown)
+        c->networks = grown;
+    if (!grown || !(c->networks[c->n_networks] = strdup(path))) {
+        convsel_network_destroy(net);
+        fprintf(stderr, "convsel %s: out of memory\n", CMD);
+        return CLI_FAIL;
+    }
+    c->n_networks++;
     for (size_t i = 0; i < convsel_network_size(net); i++) {
         const convsel_problem *p = convsel_network_layer(net, i);
         if (convsel_problem_flops(p) > max_flops)
@@ -370,6 +394,46 @@ static int path_push(int argc, char **argv, int *i, const char **list, size_t *n
     return 1;
 }
 
+/* ---------------------------------------------------------------- reorders */
+
+/* Each (network, thread count) is timed for about this long after warming up. */
+#define REORDER_PROBE_S 0.3
+
+/*
+ * Reorders timed inside the pool's networks (convsel_reorder_probe) at every
+ * thread count, network by network in the pool's order until budget_s is
+ * spent (the first network always). A network that cannot be run end to end
+ * with the selected primitives is passed over with a note.
+ */
+static int probe_reorders(const candidates *c, const int *threads, size_t n_threads, const unsigned char *selected,
+                          double budget_s, uint64_t seed, int quiet, convsel_reorder_sample **samples, size_t *n)
+{
+    const double t0 = cli_now();
+    size_t networks = 0;
+    for (size_t f = 0; f < c->n_networks && (f == 0 || cli_now() - t0 < budget_s); f++) {
+        convsel_network *net = NULL;
+        size_t before = *n;
+        convsel_status st = convsel_network_load(c->networks[f], 1, &net);
+        for (size_t t = 0; t < n_threads && st == CONVSEL_OK; t++)
+            st = convsel_reorder_probe(net, threads[t], selected, REORDER_PROBE_S, seed, samples, n);
+        convsel_network_destroy(net);
+        if (st == CONVSEL_OUT_OF_MEMORY)
+            return cli_fail(CMD, st);
+        if (st != CONVSEL_OK) {
+            *n = before; /* all of a network's thread counts or none */
+            if (!quiet)
+                fprintf(stderr, "convsel %s: note: no reorders timed in %s: %s\n", CMD, c->networks[f],
+                        convsel_last_error());
+            continue;
+        }
+        networks++;
+    }
+    if (!quiet)
+        fprintf(stderr, "convsel %s: %zu reorders timed inside %zu network%s in %.1f s\n", CMD, *n, networks,
+                networks == 1 ? "" : "s", cli_now() - t0);
+    return CLI_OK;
+}
+
 int cmd_calibrate(int argc, char **argv)
 {
     const char *model_path = NULL, *out_path = NULL, *data_path = NULL, *from_data = NULL;
@@ -379,7 +443,7 @@ int cmd_calibrate(int argc, char **argv)
     int threads[MAX_THREAD_COUNTS] = {1, 2};
     size_t n_threads = 2;
     uint64_t seed = 1;
-    double max_flops = 5e8, max_time_s = 0.3;
+    double max_flops = 5e8, max_time_s = 0.3, reorder_time_s = 4.0;
     int json = 0, quiet = 0, if_needed = 0, method_given = 0;
     convsel_calibrate_params params;
     convsel_calibrate_params_default(&params);
@@ -458,6 +522,9 @@ int cmd_calibrate(int argc, char **argv)
         } else if (strcmp(a, "--max-flops") == 0) {
             if (!(v = cli_value(CMD, argc, argv, &i)) || !cli_parse_double(CMD, a, v, 1, 1e15, &max_flops))
                 return CLI_USAGE;
+        } else if (strcmp(a, "--reorder-time-s") == 0) {
+            if (!(v = cli_value(CMD, argc, argv, &i)) || !cli_parse_double(CMD, a, v, 0, 3600, &reorder_time_s))
+                return CLI_USAGE;
         } else if (strcmp(a, "--max-time-s") == 0) {
             if (!(v = cli_value(CMD, argc, argv, &i)) || !cli_parse_double(CMD, a, v, 0.001, 3600, &max_time_s))
                 return CLI_USAGE;
@@ -524,7 +591,10 @@ int cmd_calibrate(int argc, char **argv)
     convsel_dataset *source_data[MAX_POOL_PATHS] = {0};
     candidates cands = {0};
     size_t *chosen = NULL, *record_candidate = NULL;
-    double profile_s = 0.0;
+    unsigned char *selected = NULL; /* the primitives measured: those the model knows */
+    convsel_reorder_sample *reorder_samples = NULL;
+    size_t n_reorder_samples = 0;
+    double profile_s = 0.0, reorder_s = 0.0;
     convsel_status st;
     int rc = cli_open_model(CMD, model_path, &source);
     if (rc != CLI_OK)
@@ -619,7 +689,7 @@ int cmd_calibrate(int argc, char **argv)
                     CMD, cands.n, from_networks, samples);
 
         /* Only the primitives the model knows are worth timing. */
-        unsigned char *selected = calloc(convsel_primitive_count(), 1);
+        selected = calloc(convsel_primitive_count(), 1);
         size_t n_selected = 0;
         for (size_t i = 0; selected && i < convsel_primitive_count(); i++) {
             size_t j;
@@ -630,20 +700,17 @@ int cmd_calibrate(int argc, char **argv)
             }
         }
         if (!selected || n_selected == 0) {
-            free(selected);
             fprintf(stderr, "convsel %s: the model knows none of this build's primitives\n", CMD);
             rc = CLI_FAIL;
             goto done;
         }
         chosen = malloc((size_t)samples * sizeof *chosen);
         if (!chosen) {
-            free(selected);
             rc = CLI_FAIL;
             goto done;
         }
         st = convsel_calibrate_choose(source, cands.items, cands.n, (size_t)samples, seed, &cpu, chosen);
         if (st != CONVSEL_OK) {
-            free(selected);
             rc = cli_fail(CMD, st);
             goto done;
         }
@@ -654,14 +721,12 @@ int cmd_calibrate(int argc, char **argv)
         timing.max_time_s = max_time_s;
         timing.target_rel_ci = 0.05;
         if ((st = convsel_dataset_create(&target)) != CONVSEL_OK) {
-            free(selected);
             rc = cli_fail(CMD, st);
             goto done;
         }
         double t0 = cli_now();
         rc = profile(&cands, chosen, (size_t)samples, selected, &timing, &cpu, quiet || json, target);
         profile_s = cli_now() - t0;
-        free(selected);
         if (rc != CLI_OK)
             goto done;
         if (data_path && (st = convsel_dataset_save(target, data_path)) != CONVSEL_OK) {
@@ -695,6 +760,21 @@ int cmd_calibrate(int argc, char **argv)
         rc = cli_fail(CMD, st);
         goto done;
     }
+    if (!from_data && reorder_time_s > 0) {
+        double t0 = cli_now();
+        rc = probe_reorders(&cands, threads, n_threads, selected, reorder_time_s, seed, quiet || json,
+                            &reorder_samples, &n_reorder_samples);
+        if (rc == CLI_OK) {
+            convsel_fingerprint cpu;
+            if ((st = convsel_fingerprint_get(&cpu)) != CONVSEL_OK ||
+                (st = convsel_model_calibrate_reorders(calibrated, &cpu, reorder_samples, n_reorder_samples)) !=
+                    CONVSEL_OK)
+                rc = cli_fail(CMD, st);
+        }
+        reorder_s = cli_now() - t0;
+        if (rc != CLI_OK)
+            goto done;
+    }
     if ((st = convsel_model_save(calibrated, out_path)) != CONVSEL_OK) {
         rc = cli_fail(CMD, st);
         goto done;
@@ -718,7 +798,15 @@ int cmd_calibrate(int argc, char **argv)
         json_string(info.cpu.model_name);
         printf(", \"isa\": ");
         json_string(convsel_isa_name(info.cpu.isa_cap));
-        printf(", \"output\": ");
+        printf(", \"reorder_samples\": %zu, \"reorder_seconds\": %.3f, \"reorder_scale\": {", info.reorder_samples,
+               reorder_s);
+        for (int t = 0, first = 1; t < CONVSEL_REORDER_MODEL_THREADS; t++)
+            if (info.reorder_by_threads[t] > 0) {
+                printf("%s\"%d%s\": %.4f", first ? "" : ", ", t + 1, t + 1 == CONVSEL_REORDER_MODEL_THREADS ? "+" : "",
+                       info.reorder_by_threads[t]);
+                first = 0;
+            }
+        printf("}, \"output\": ");
         json_string(out_path);
         printf("}\n");
     } else {
@@ -740,13 +828,23 @@ int cmd_calibrate(int argc, char **argv)
         else if (info.cv_rmse_log > 0)
             printf("  cross-validated on unsampled configurations: error %.1f%% (RMS in log), regret %.1f%% (geometric mean)\n",
                    100 * info.cv_rmse_log, 100 * expm1(info.cv_regret_log));
-        printf("  %.1f s (profiling %.1f s); wrote %s\n", seconds, profile_s, out_path);
+        if (info.reorder_samples) {
+            printf("  %zu reorders timed inside networks: the model's reorder prices", info.reorder_samples);
+            for (int t = 0; t < CONVSEL_REORDER_MODEL_THREADS; t++)
+                if (info.reorder_by_threads[t] > 0)
+                    printf(" x%.2f at %d%s thread%s", info.reorder_by_threads[t], t + 1,
+                           t + 1 == CONVSEL_REORDER_MODEL_THREADS ? "+" : "", t ? "s" : "");
+            printf(" (per layout pair in the model)\n");
+        }
+        printf("  %.1f s (profiling %.1f s, reorders %.1f s); wrote %s\n", seconds, profile_s, reorder_s, out_path);
     }
 
 done:
     free(chosen);
     free(record_candidate);
-    free(cands.items);
+    free(selected);
+    free(reorder_samples);
+    candidates_free(&cands);
     convsel_dataset_destroy(loaded);
     convsel_dataset_destroy(target);
     for (size_t f = 0; f < n_source_paths; f++)
