@@ -1063,15 +1063,24 @@ static size_t doubles_after(const uint8_t *data, size_t size, const char *key, s
  * line, and other CPUs are not touched. The factors survive a file round
  * trip, a negative one is refused, and refitting replaces them.
  */
+/* model written and read back: a copy that may be changed. */
+static convsel_model *reread(const convsel_model *model, const char *name)
+{
+    uint8_t *data = NULL;
+    size_t size = 0;
+    convsel_model *copy = NULL;
+    CHECK_EQ(convsel_model_serialize(model, &data, &size), CONVSEL_OK);
+    CHECK_EQ(convsel_model_parse(data, size, name, &copy), CONVSEL_OK);
+    free(data);
+    return copy;
+}
+
 static convsel_model *test_reorder_scale(const convsel_model *calibrated, const convsel_fingerprint *cpu)
 {
     const convsel_layout NCHW = CONVSEL_LAYOUT_NCHW, NHWC = CONVSEL_LAYOUT_NHWC, B16 = CONVSEL_LAYOUT_NCHW16C;
     uint8_t *data;
     size_t size;
-    CHECK_EQ(convsel_model_serialize(calibrated, &data, &size), CONVSEL_OK);
-    convsel_model *m = NULL;
-    CHECK_EQ(convsel_model_parse(data, size, "copy", &m), CONVSEL_OK);
-    free(data);
+    convsel_model *m = reread(calibrated, "copy");
     /* Lines of 0.01 ms + 0.1 ms/MB everywhere. */
     convsel_reorder_model *lines = calloc(1, sizeof *lines);
     for (int f = 0; f < CONVSEL_LAYOUT_COUNT; f++)
@@ -1147,14 +1156,13 @@ static convsel_model *test_reorder_scale(const convsel_model *calibrated, const 
                pair * convsel_reorder_model_predict(lines, 1, 64, 28, 28, NCHW, B16, 1), 1e-12);
 
     /* A file round trip keeps the factors; the id tells the models apart. */
-    CHECK_EQ(convsel_model_serialize(m, &data, &size), CONVSEL_OK);
-    convsel_model *back = NULL;
-    CHECK_EQ(convsel_model_parse(data, size, "round trip", &back), CONVSEL_OK);
+    convsel_model *back = reread(m, "round trip");
     CHECK_NEAR(convsel_model_reorder_ms(back, cpu, 1, 64, 28, 28, NHWC, NCHW, 1),
                lone * convsel_reorder_model_predict(lines, 1, 64, 28, 28, NHWC, NCHW, 1), 1e-12);
     CHECK(strcmp(convsel_model_id(back), convsel_model_id(calibrated)) != 0);
     convsel_model_destroy(back);
     /* A negative factor (the sign bit of nchw -> nChw16c at 1 thread) is refused. */
+    CHECK_EQ(convsel_model_serialize(m, &data, &size), CONVSEL_OK);
     size_t at = doubles_after(data, size, "scale", 0);
     CHECK(at > 0);
     size_t cell = ((size_t)NCHW * CONVSEL_LAYOUT_COUNT + B16) * CONVSEL_REORDER_MODEL_THREADS;
@@ -1166,10 +1174,7 @@ static convsel_model *test_reorder_scale(const convsel_model *calibrated, const 
     free(data);
 
     /* Refitting on nothing takes the factors away. */
-    convsel_model *twice = NULL;
-    CHECK_EQ(convsel_model_serialize(m, &data, &size), CONVSEL_OK);
-    CHECK_EQ(convsel_model_parse(data, size, "twice", &twice), CONVSEL_OK);
-    free(data);
+    convsel_model *twice = reread(m, "twice");
     CHECK_EQ(convsel_model_calibrate_reorders(twice, cpu, NULL, 0), CONVSEL_OK);
     CHECK_NEAR(convsel_model_reorder_ms(twice, cpu, 1, 64, 28, 28, NCHW, B16, 1),
                convsel_reorder_model_predict(lines, 1, 64, 28, 28, NCHW, B16, 1), 1e-12);
