@@ -96,7 +96,7 @@ void convsel_calibrations_free(convsel_model *model)
     model->n_calibrations = 0;
 }
 
-static const convsel_calibration *calibration_for(const convsel_model *model, const convsel_fingerprint *cpu)
+convsel_calibration *convsel_calibration_find(const convsel_model *model, const convsel_fingerprint *cpu)
 {
     for (size_t k = 0; k < model->n_calibrations; k++)
         if (convsel_fingerprint_same_cpu(&model->calibrations[k].cpu, cpu))
@@ -107,7 +107,7 @@ static const convsel_calibration *calibration_for(const convsel_model *model, co
 double convsel_calibration_apply(const convsel_model *model, size_t primitive, const convsel_fingerprint *cpu,
                                  const float *x, double log_ms)
 {
-    const convsel_calibration *cal = cpu ? calibration_for(model, cpu) : NULL;
+    const convsel_calibration *cal = cpu ? convsel_calibration_find(model, cpu) : NULL;
     if (!cal || primitive >= cal->n_primitives)
         return log_ms;
     double y = cal->a[primitive] + cal->b[primitive] * log_ms;

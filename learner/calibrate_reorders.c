@@ -19,20 +19,12 @@ static double clamp_scale(double log_scale)
     return exp(log_scale < -bound ? -bound : log_scale > bound ? bound : log_scale);
 }
 
-static convsel_calibration *calibration_of(convsel_model *model, const convsel_fingerprint *cpu)
-{
-    for (size_t k = 0; k < model->n_calibrations; k++)
-        if (convsel_fingerprint_same_cpu(&model->calibrations[k].cpu, cpu))
-            return &model->calibrations[k];
-    return NULL;
-}
-
 double convsel_calibration_reorder_scale(const convsel_model *model, const convsel_fingerprint *cpu,
                                          convsel_layout from, convsel_layout to, int threads)
 {
     if (!model || !cpu || (int)from < 0 || from >= CONVSEL_LAYOUT_COUNT || (int)to < 0 || to >= CONVSEL_LAYOUT_COUNT)
         return 1.0;
-    const convsel_calibration *cal = calibration_of((convsel_model *)model, cpu);
+    const convsel_calibration *cal = convsel_calibration_find(model, cpu);
     if (!cal || cal->reorder_samples == 0)
         return 1.0;
     double s = cal->reorder_scale[from][to][convsel_reorder_thread_slot(threads)];
@@ -51,7 +43,7 @@ convsel_status convsel_model_calibrate_reorders(convsel_model *model, const conv
 {
     if (!model || !cpu || (n && !samples))
         return convsel_error(CONVSEL_INVALID_ARGUMENT, "convsel_model_calibrate_reorders: NULL argument");
-    convsel_calibration *cal = calibration_of(model, cpu);
+    convsel_calibration *cal = convsel_calibration_find(model, cpu);
     if (!cal)
         return convsel_error(CONVSEL_NOT_FOUND, "the model has no calibration for %s to add reorders to",
                              cpu->model_name);
@@ -62,8 +54,8 @@ convsel_status convsel_model_calibrate_reorders(convsel_model *model, const conv
     memset(pair_n, 0, sizeof pair_n);
     for (size_t i = 0; i < n; i++) {
         const convsel_reorder_sample *s = &samples[i];
-        if ((int)s->from < 0 || (int)s->from >= L || (int)s->to < 0 || (int)s->to >= L || s->from == s->to || s->mb < 1 ||
-            s->c < 1 || s->h < 1 || s->w < 1 || s->threads < 1 || !(s->ms > 0) || !isfinite(s->ms))
+        if ((int)s->from < 0 || (int)s->from >= L || (int)s->to < 0 || (int)s->to >= L || s->from == s->to ||
+            s->mb < 1 || s->c < 1 || s->h < 1 || s->w < 1 || s->threads < 1 || !(s->ms > 0) || !isfinite(s->ms))
             return convsel_error(CONVSEL_INVALID_ARGUMENT, "reorder sample %zu is not a timed reorder", i + 1);
         double line = convsel_reorder_model_predict(model->reorders, s->mb, s->c, s->h, s->w, s->from, s->to,
                                                     s->threads);

@@ -91,6 +91,9 @@ static inline int convsel_calibrate_method_chooses(convsel_calibrate_method meth
  * choose). */
 double convsel_regret_log(const double *y, const double *pred, const size_t *idx, size_t n);
 
+/* model's calibration for cpu (the same CPU by convsel_fingerprint_same_cpu),
+ * or NULL; writable when model is (as strchr's result). */
+convsel_calibration *convsel_calibration_find(const convsel_model *model, const convsel_fingerprint *cpu);
 /* log_ms transformed by model's calibration for cpu, or unchanged when it
  * has none for cpu. x: the features of the prediction. */
 double convsel_calibration_apply(const convsel_model *model, size_t primitive, const convsel_fingerprint *cpu,

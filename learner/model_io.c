@@ -155,8 +155,8 @@ static int pack_calibrations(msgpack_packer *pk, const convsel_model *m)
         return -1;
     for (size_t k = 0; k < m->n_calibrations; k++) {
         const convsel_calibration *cal = &m->calibrations[k];
-        if (msgpack_pack_map(pk, 12 + (cal->reorder_samples > 0)) || KEY("cpu") || pack_fingerprint(pk, &cal->cpu) || KEY("source_model") ||
-            pack_field(pk, cal->source_id, sizeof cal->source_id) || KEY("method") ||
+        if (msgpack_pack_map(pk, 12 + (cal->reorder_samples > 0)) || KEY("cpu") || pack_fingerprint(pk, &cal->cpu) ||
+            KEY("source_model") || pack_field(pk, cal->source_id, sizeof cal->source_id) || KEY("method") ||
             pack_string(pk, convsel_calibrate_method_name(cal->method)) || KEY("samples") ||
             msgpack_pack_uint64(pk, cal->samples) || KEY("records") || msgpack_pack_uint64(pk, cal->records) ||
             KEY("seed") || msgpack_pack_uint64(pk, cal->seed) || KEY("a") ||

@@ -94,14 +94,14 @@ static void json_string(const char *s)
 typedef struct candidates {
     convsel_calibrate_candidate *items;
     size_t n, cap;
-    char **networks; /* the pool's network files, in order */
+    convsel_network **networks; /* the pool's networks, in order (for the reorder probe) */
     size_t n_networks;
 } candidates;
 
 static void candidates_free(candidates *c)
 {
     for (size_t i = 0; i < c->n_networks; i++)
-        free(c->networks[i]);
+        convsel_network_destroy(c->networks[i]);
     free(c->networks);
     free(c->items);
 }
@@ -161,29 +161,26 @@ static int add_network_file(const char *path, double max_flops, const int *threa
     convsel_status st = convsel_network_load(path, 1, &net);
     if (st != CONVSEL_OK)
         return cli_fail(CMD, st);
-    char **grown = realloc(c->networks, (c->n_networks + 1) * sizeof *grown);
-    if (grown)
-        c->networks = grown;
-    if (!grown || !(c->networks[c->n_networks] = strdup(path))) {
+    convsel_network **grown = realloc(c->networks, (c->n_networks + 1) * sizeof *grown);
+    if (!grown) {
         convsel_network_destroy(net);
         fprintf(stderr, "convsel %s: out of memory\n", CMD);
         return CLI_FAIL;
     }
-    c->n_networks++;
+    c->networks = grown;
+    c->networks[c->n_networks++] = net; /* the candidates own it from here */
     for (size_t i = 0; i < convsel_network_size(net); i++) {
         const convsel_problem *p = convsel_network_layer(net, i);
         if (convsel_problem_flops(p) > max_flops)
             continue;
         for (size_t t = 0; t < n_threads; t++) {
             if (candidates_add(c, p, threads[t])) {
-                convsel_network_destroy(net);
                 fprintf(stderr, "convsel %s: out of memory\n", CMD);
                 return CLI_FAIL;
             }
             (*added)++;
         }
     }
-    convsel_network_destroy(net);
     return CLI_OK;
 }
 
@@ -411,19 +408,17 @@ static int probe_reorders(const candidates *c, const int *threads, size_t n_thre
     const double t0 = cli_now();
     size_t networks = 0;
     for (size_t f = 0; f < c->n_networks && (f == 0 || cli_now() - t0 < budget_s); f++) {
-        convsel_network *net = NULL;
         size_t before = *n;
-        convsel_status st = convsel_network_load(c->networks[f], 1, &net);
+        convsel_status st = CONVSEL_OK;
         for (size_t t = 0; t < n_threads && st == CONVSEL_OK; t++)
-            st = convsel_reorder_probe(net, threads[t], selected, REORDER_PROBE_S, seed, samples, n);
-        convsel_network_destroy(net);
+            st = convsel_reorder_probe(c->networks[f], threads[t], selected, REORDER_PROBE_S, seed, samples, n);
         if (st == CONVSEL_OUT_OF_MEMORY)
             return cli_fail(CMD, st);
         if (st != CONVSEL_OK) {
             *n = before; /* all of a network's thread counts or none */
             if (!quiet)
-                fprintf(stderr, "convsel %s: note: no reorders timed in %s: %s\n", CMD, c->networks[f],
-                        convsel_last_error());
+                fprintf(stderr, "convsel %s: note: no reorders timed in %s: %s\n", CMD,
+                        convsel_network_name(c->networks[f]), convsel_last_error());
             continue;
         }
         networks++;
