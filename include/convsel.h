@@ -669,6 +669,9 @@ typedef struct convsel_plan_layer {
     double reorder_in_ms;        /* reorder(s) before this layer: from the previous
                                     layer's dst or from the boundary layout */
     double reorder_out_ms;       /* exit reorder to the boundary layout (0 if connected onward) */
+    double cold_in_ms;           /* reading its input from memory, not cache: the first layer's and an
+                                    unconnected layer's, in the boundary layout (0 when the costs
+                                    do not price it) */
     char runner_up[32];          /* best alternative primitive for this layer, "" if none */
     double runner_up_margin_ms;  /* total network cost through it minus the plan's */
     int verified;                /* 1 when --verify timed the candidates here */
@@ -684,7 +687,7 @@ typedef struct convsel_plan {
     size_t n_layers;
     convsel_plan_layer *layers;  /* owned by the plan */
     double total_ms;             /* conv + reorders */
-    double reorder_ms;           /* reorders alone */
+    double reorder_ms;           /* reorders and cold reads (the layers' cold_in_ms) */
     size_t verified_layers;
     double verify_s;
 } convsel_plan;
@@ -711,6 +714,14 @@ typedef struct convsel_cost_source {
      * it learnt); --verify measures the same, so that measured and predicted
      * layers add up in the same units. Left 0: the median, as measured. */
     convsel_statistic statistic;
+    /* Optional (NULL: nothing): what reading an mb×c×h×w activation in
+     * layout costs over reading it from cache, charged where a layer reads
+     * a tensor no layer just wrote (the network's input, an unconnected
+     * layer's input, both in the boundary layout). A layout that pads the
+     * channels to its block reads more bytes: in nChw16c a 3-channel
+     * image is 5.3 times its nhwc size. */
+    convsel_status (*cold_read_ms)(void *ctx, int64_t mb, int64_t c, int64_t h, int64_t w, convsel_layout layout,
+                                   int threads, double *ms);
 } convsel_cost_source;
 
 typedef struct convsel_select_options {
@@ -832,6 +843,35 @@ convsel_status convsel_reorder_probe(const convsel_network *network, int threads
                                      double max_time_s, uint64_t seed, convsel_reorder_sample **samples,
                                      size_t *n_samples);
 
+/*
+ * A cold read timed: inside a network run end to end, the reorder that
+ * brings a layer's input (the network's, or an unconnected layer's) from
+ * the boundary layout into the layout the layer reads, its median time
+ * there minus its median time alone, repeated on the same buffers (its
+ * input then in cache). The input is an mb×c×h×w activation in layout.
+ */
+typedef struct convsel_cold_sample {
+    int64_t mb, c, h, w;
+    convsel_layout layout;
+    int threads;
+    double excess_ms; /* inside the network minus alone; may be negative (noise) */
+} convsel_cold_sample;
+
+/*
+ * Times what reading a layer's input from memory rather than cache costs,
+ * as a network pays it: for each boundary layout, builds a plan over
+ * network whose first and unconnected layers take an allowed primitive
+ * (allowed: per catalogue index; the catalogue order rotated by seed) that
+ * reads another layout, so that a reorder reads each of those inputs,
+ * runs it end to end (two passes to warm up, then at least 5 and at most 50
+ * passes or until that layout's share of max_time_s) and appends to
+ * *samples (realloc'd; the caller frees it) one sample per such reorder,
+ * *n_samples counting them. Returns as convsel_reorder_probe.
+ */
+convsel_status convsel_cold_probe(const convsel_network *network, int threads, const unsigned char *allowed,
+                                  double max_time_s, uint64_t seed, convsel_cold_sample **samples,
+                                  size_t *n_samples);
+
 /* ---------------------------------------------------------------- network runner */
 
 typedef struct convsel_runner convsel_runner;
@@ -895,6 +935,14 @@ convsel_status convsel_runner_share_workspace(convsel_runner *runner, int on, si
 void convsel_runner_time_layers(convsel_runner *runner, int on);
 convsel_status convsel_runner_layer_ms(const convsel_runner *runner, size_t layer, double *conv_ms,
                                        double *reorder_ms);
+/* The reorder that brings layer's input from the boundary layout (on the
+ * first layer or an unconnected one, where it reads another layout): its
+ * median over the timed passes into *in_network_ms, and its median run
+ * reps times in a row (1..1000) on the same buffers, so its input in cache,
+ * into *alone_ms. Returns OK, INVALID_ARGUMENT, NOT_FOUND (no timed pass,
+ * or no such reorder) or the reorder's error. */
+convsel_status convsel_runner_entry_ms(convsel_runner *runner, size_t layer, int reps, double *in_network_ms,
+                                       double *alone_ms);
 
 /* ---------------------------------------------------------------- model */
 
@@ -1393,6 +1441,11 @@ typedef struct convsel_calibration_info {
      * reorder lines over all of them (0: the slot was not timed). */
     size_t reorder_samples;
     double reorder_by_threads[CONVSEL_REORDER_MODEL_THREADS];
+    /* Cold reads timed inside networks (convsel_model_calibrate_cold; 0:
+     * none) and, per thread slot, the price fitted, ms per MB (0: the slot
+     * was not measured; cold reads cost nothing in selection there). */
+    size_t cold_samples;
+    double cold_ms_per_mb[CONVSEL_REORDER_MODEL_THREADS];
 } convsel_calibration_info;
 
 /*
@@ -1408,6 +1461,25 @@ typedef struct convsel_calibration_info {
  */
 convsel_status convsel_model_calibrate_reorders(convsel_model *model, const convsel_fingerprint *cpu,
                                                 const convsel_reorder_sample *samples, size_t n);
+
+/*
+ * Prices cold reads for cpu, on which model must already be calibrated
+ * (NOT_FOUND otherwise), from convsel_cold_probe's samples: per thread slot,
+ * the samples' excess time over the megabytes they read (in their layout),
+ * clamped to [0, 1] ms per MB. Selection for cpu then charges the first and
+ * every unconnected layer that price times the bytes of its input in the
+ * boundary layout (convsel_cost_source.cold_read_ms), so that a layout which
+ * pads a 3-channel image to 16 channels pays for reading 5.3 times the
+ * bytes. Slots without samples price nothing. Refitting replaces what an
+ * earlier call fitted. Returns OK, INVALID_ARGUMENT (a sample with no shape,
+ * layout or threads, or a time that is not finite) or NOT_FOUND.
+ */
+convsel_status convsel_model_calibrate_cold(convsel_model *model, const convsel_fingerprint *cpu,
+                                            const convsel_cold_sample *samples, size_t n);
+/* The model's price of a cold read of an mb×c×h×w activation in layout on
+ * cpu: 0 unless its calibration for cpu measured one at that thread slot. */
+double convsel_model_cold_read_ms(const convsel_model *model, const convsel_fingerprint *cpu, int64_t mb, int64_t c,
+                                  int64_t h, int64_t w, convsel_layout layout, int threads);
 
 /* Number of calibrations a model carries (0 for a trained one). */
 size_t convsel_model_calibration_count(const convsel_model *model);

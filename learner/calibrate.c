@@ -142,6 +142,8 @@ convsel_status convsel_model_calibration(const convsel_model *model, size_t i, c
     info->cpu = cal->cpu;
     info->reorder_samples = (size_t)cal->reorder_samples;
     memcpy(info->reorder_by_threads, cal->reorder_by_threads, sizeof info->reorder_by_threads);
+    info->cold_samples = (size_t)cal->cold_samples;
+    memcpy(info->cold_ms_per_mb, cal->cold_ms_per_mb, sizeof info->cold_ms_per_mb);
     return CONVSEL_OK;
 }
 

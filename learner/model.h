@@ -72,6 +72,10 @@ typedef struct convsel_calibration {
     uint64_t reorder_samples;
     double reorder_by_threads[CONVSEL_REORDER_MODEL_THREADS];
     double reorder_scale[CONVSEL_LAYOUT_COUNT][CONVSEL_LAYOUT_COUNT][CONVSEL_REORDER_MODEL_THREADS];
+    /* Cold reads inside networks on cpu (convsel_model_calibrate_cold):
+     * ms per MB per thread slot, 0 where nothing was measured. */
+    uint64_t cold_samples;
+    double cold_ms_per_mb[CONVSEL_REORDER_MODEL_THREADS];
 } convsel_calibration;
 
 /* Whether method chooses among others by cross-validation (AUTO,

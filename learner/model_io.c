@@ -149,13 +149,21 @@ static int pack_calibration_reorders(msgpack_packer *pk, const convsel_calibrati
            pack_doubles(pk, &cal->reorder_scale[0][0][0], REORDER_CELLS);
 }
 
+/* A calibration's cold-read prices (written only when it has them). */
+static int pack_calibration_cold(msgpack_packer *pk, const convsel_calibration *cal)
+{
+    return KEY("cold") || msgpack_pack_map(pk, 2) || KEY("samples") || msgpack_pack_uint64(pk, cal->cold_samples) ||
+           KEY("ms_per_mb") || pack_doubles(pk, cal->cold_ms_per_mb, CONVSEL_REORDER_MODEL_THREADS);
+}
+
 static int pack_calibrations(msgpack_packer *pk, const convsel_model *m)
 {
     if (KEY("calibrations") || msgpack_pack_array(pk, m->n_calibrations))
         return -1;
     for (size_t k = 0; k < m->n_calibrations; k++) {
         const convsel_calibration *cal = &m->calibrations[k];
-        if (msgpack_pack_map(pk, 12 + (cal->reorder_samples > 0)) || KEY("cpu") || pack_fingerprint(pk, &cal->cpu) ||
+        size_t n_keys = 12 + (cal->reorder_samples > 0) + (cal->cold_samples > 0);
+        if (msgpack_pack_map(pk, n_keys) || KEY("cpu") || pack_fingerprint(pk, &cal->cpu) ||
             KEY("source_model") || pack_field(pk, cal->source_id, sizeof cal->source_id) || KEY("method") ||
             pack_string(pk, convsel_calibrate_method_name(cal->method)) || KEY("samples") ||
             msgpack_pack_uint64(pk, cal->samples) || KEY("records") || msgpack_pack_uint64(pk, cal->records) ||
@@ -174,7 +182,8 @@ static int pack_calibrations(msgpack_packer *pk, const convsel_model *m)
             msgpack_pack_double(pk, cal->cv_rmse_log) || KEY("cv_regret_log") ||
             msgpack_pack_double(pk, cal->cv_regret_log) || KEY("chosen_by_auto") ||
             (cal->auto_chosen ? msgpack_pack_true(pk) : msgpack_pack_false(pk)) ||
-            (cal->reorder_samples > 0 && pack_calibration_reorders(pk, cal)))
+            (cal->reorder_samples > 0 && pack_calibration_reorders(pk, cal)) ||
+            (cal->cold_samples > 0 && pack_calibration_cold(pk, cal)))
             return -1;
     }
     return 0;
@@ -1048,6 +1057,33 @@ static void parse_calibration_reorders(cursor *c, convsel_calibration *cal)
             fail(c, CONVSEL_CORRUPT, "a negative reorder scale in a calibration");
 }
 
+static void parse_calibration_cold(cursor *c, convsel_calibration *cal)
+{
+    size_t n = read_map(c), len, nt = 0;
+    const char *k;
+    unsigned seen = 0;
+    for (size_t i = 0; map_next(c, n, &i, &k, &len);) {
+        if (str_is(k, len, "samples")) {
+            cal->cold_samples = read_uint(c, "calibration cold samples");
+            seen |= 1;
+        } else if (str_is(k, len, "ms_per_mb") && !(seen & 2)) {
+            nt = read_array(c);
+            if (c->status == CONVSEL_OK && nt != CONVSEL_REORDER_MODEL_THREADS)
+                fail(c, CONVSEL_VERSION_MISMATCH, "a calibration's cold-read thread slots are not this build's");
+            for (size_t t = 0; t < nt && c->status == CONVSEL_OK; t++) {
+                cal->cold_ms_per_mb[t] = read_finite(c, "calibration cold ms_per_mb");
+                if (c->status == CONVSEL_OK && cal->cold_ms_per_mb[t] < 0)
+                    fail(c, CONVSEL_CORRUPT, "a negative cold-read price in a calibration");
+            }
+            seen |= 2;
+        } else {
+            skip(c);
+        }
+    }
+    if (c->status == CONVSEL_OK && (seen != 3 || cal->cold_samples == 0))
+        fail(c, CONVSEL_CORRUPT, "a calibration's cold reads lack a field or samples");
+}
+
 static void parse_calibration(cursor *c, convsel_calibration *cal)
 {
     size_t n = read_map(c), len, na = 0, nb = 0;
@@ -1098,6 +1134,9 @@ static void parse_calibration(cursor *c, convsel_calibration *cal)
         } else if (str_is(k, len, "reorders") && !(seen & 512)) {
             parse_calibration_reorders(c, cal);
             seen |= 512;
+        } else if (str_is(k, len, "cold") && !(seen & 1024)) {
+            parse_calibration_cold(c, cal);
+            seen |= 1024;
         } else {
             skip(c);
         }

@@ -169,6 +169,11 @@ int convsel_cache_instances(const int *apic, int n, const cpu_set_t *cpus, int s
 double convsel_now(void);
 /* The reorder cost model's slot for a thread count (reorder_model.c). */
 int convsel_reorder_thread_slot(int threads);
+/* A plan over network that the probes (reorder_probe.c, cold_probe.c) fill
+ * in: its layers in order, expanded and connected, each with some allowed
+ * primitive (convsel_select under costs that are all equal). */
+convsel_status convsel_probe_skeleton(const convsel_network *network, int threads, const unsigned char *allowed,
+                                      convsel_plan **plan);
 /* qsort comparator of doubles, ascending. */
 int convsel_cmp_double(const void *a, const void *b);
 /* Bytes of memory the system could still give (/proc/meminfo's

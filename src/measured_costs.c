@@ -170,6 +170,6 @@ static convsel_status measured_reorder(void *ctx, int64_t mb, int64_t c, int64_t
 
 convsel_cost_source convsel_measured_costs_source(convsel_measured_costs *mc)
 {
-    convsel_cost_source source = {measured_conv, measured_reorder, mc, "measured", NULL, CONVSEL_STAT_MEDIAN};
+    convsel_cost_source source = {measured_conv, measured_reorder, mc, "measured", NULL, CONVSEL_STAT_MEDIAN, NULL};
     return source;
 }

@@ -42,6 +42,14 @@ static convsel_status model_reorder(void *ctx, int64_t mb, int64_t c, int64_t h,
     return CONVSEL_OK;
 }
 
+static convsel_status model_cold(void *ctx, int64_t mb, int64_t c, int64_t h, int64_t w, convsel_layout layout,
+                                 int threads, double *ms)
+{
+    const convsel_model_costs *mc = ctx;
+    *ms = convsel_model_cold_read_ms(mc->model, &mc->cpu, mb, c, h, w, layout, threads);
+    return CONVSEL_OK;
+}
+
 /* model_conv for many queries, through the model's batch prediction. */
 static convsel_status model_conv_batch(void *ctx, size_t n, const convsel_problem *const *problems, int threads,
                                        const size_t *primitives, double *ms, convsel_status *status)
@@ -78,6 +86,6 @@ static convsel_status model_conv_batch(void *ctx, size_t n, const convsel_proble
 convsel_cost_source convsel_model_costs_source(convsel_model_costs *costs)
 {
     convsel_cost_source source = {model_conv, model_reorder, costs, convsel_model_id(costs->model),
-                                  model_conv_batch, convsel_model_params(costs->model)->statistic};
+                                  model_conv_batch, convsel_model_params(costs->model)->statistic, model_cold};
     return source;
 }

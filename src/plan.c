@@ -82,8 +82,9 @@ convsel_status convsel_plan_save(const convsel_plan *plan, const char *path)
         json_string(f, convsel_layout_name(l->src_layout));
         fprintf(f, ", \"dst_layout\": ");
         json_string(f, convsel_layout_name(l->dst_layout));
-        fprintf(f, ", \"conv_ms\": %.6f, \"reorder_in_ms\": %.6f, \"reorder_out_ms\": %.6f, \"runner_up\": ",
-                l->conv_ms, l->reorder_in_ms, l->reorder_out_ms);
+        fprintf(f, ", \"conv_ms\": %.6f, \"reorder_in_ms\": %.6f, \"reorder_out_ms\": %.6f, \"cold_in_ms\": %.6f",
+                l->conv_ms, l->reorder_in_ms, l->reorder_out_ms, l->cold_in_ms);
+        fprintf(f, ", \"runner_up\": ");
         json_string(f, l->runner_up);
         fprintf(f, ", \"runner_up_margin_ms\": %.6f, \"verified\": %s}%s\n", l->runner_up_margin_ms,
                 l->verified ? "true" : "false", i + 1 < plan->n_layers ? "," : "");
@@ -329,6 +330,8 @@ static int read_layer(struct reader *r, convsel_plan_layer *l)
             ok = read_number(r, &l->reorder_in_ms);
         } else if (!strcmp(key, "reorder_out_ms")) {
             ok = read_number(r, &l->reorder_out_ms);
+        } else if (!strcmp(key, "cold_in_ms")) {
+            ok = read_number(r, &l->cold_in_ms);
         } else if (!strcmp(key, "runner_up_margin_ms")) {
             ok = read_number(r, &l->runner_up_margin_ms);
         } else {

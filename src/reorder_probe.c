@@ -25,6 +25,27 @@ static convsel_status flat_reorder(void *ctx, int64_t mb, int64_t c, int64_t h, 
     return CONVSEL_OK;
 }
 
+/* Declared in internal.h. */
+convsel_status convsel_probe_skeleton(const convsel_network *network, int threads, const unsigned char *allowed,
+                                      convsel_plan **plan)
+{
+    const size_t n_prims = convsel_primitive_count();
+    unsigned char *excluded = malloc(n_prims);
+    if (!excluded)
+        return convsel_error(CONVSEL_OUT_OF_MEMORY, "out of memory");
+    for (size_t p = 0; p < n_prims; p++)
+        excluded[p] = !allowed[p];
+    convsel_select_options opts = {0};
+    opts.threads = threads;
+    opts.excluded = excluded;
+    convsel_cost_source flat = {0};
+    flat.conv_ms = flat_conv;
+    flat.reorder_ms = flat_reorder;
+    convsel_status st = convsel_select(network, &opts, &flat, plan);
+    free(excluded);
+    return st;
+}
+
 /* Gives layer i of plan the allowed primitive whose input layout differs from
  * what layer i-1 writes, choosing the layout pair timed least so far (ties:
  * the catalogue order rotated by i, so that neighbouring layers vary).
@@ -77,21 +98,8 @@ convsel_status convsel_reorder_probe(const convsel_network *network, int threads
 {
     if (!network || !allowed || !samples || !n_samples || threads < 1 || !(max_time_s > 0))
         return convsel_error(CONVSEL_INVALID_ARGUMENT, "convsel_reorder_probe: bad arguments");
-    const size_t n_prims = convsel_primitive_count();
-    unsigned char *excluded = malloc(n_prims);
-    if (!excluded)
-        return convsel_error(CONVSEL_OUT_OF_MEMORY, "out of memory");
-    for (size_t p = 0; p < n_prims; p++)
-        excluded[p] = !allowed[p];
-    convsel_select_options opts = {0};
-    opts.threads = threads;
-    opts.excluded = excluded;
-    convsel_cost_source flat = {0};
-    flat.conv_ms = flat_conv;
-    flat.reorder_ms = flat_reorder;
     convsel_plan *plan = NULL;
-    convsel_status st = convsel_select(network, &opts, &flat, &plan);
-    free(excluded);
+    convsel_status st = convsel_probe_skeleton(network, threads, allowed, &plan);
     if (st != CONVSEL_OK)
         return st;
 

@@ -371,6 +371,44 @@ convsel_status convsel_runner_layer_ms(const convsel_runner *r, size_t layer, do
     return CONVSEL_OK;
 }
 
+convsel_status convsel_runner_entry_ms(convsel_runner *r, size_t layer, int reps, double *in_network_ms,
+                                      double *alone_ms)
+{
+    if (!r || !in_network_ms || !alone_ms || layer >= r->n_layers || reps < 1 || reps > 1000)
+        return convsel_error(CONVSEL_INVALID_ARGUMENT, "convsel_runner_entry_ms: bad arguments");
+    if (r->n_runs == 0)
+        return convsel_error(CONVSEL_NOT_FOUND, "convsel_runner_entry_ms: no timed runs (convsel_runner_time_layers)");
+    size_t at = r->n_steps;
+    for (size_t i = 0; i < r->n_steps && at == r->n_steps; i++)
+        if (r->steps[i].kind == STEP_REORDER && r->steps[i].layer == layer && r->inputs[layer] &&
+            r->steps[i].in == r->inputs[layer])
+            at = i;
+    if (at == r->n_steps)
+        return convsel_error(CONVSEL_NOT_FOUND, "layer %zu reads no reordered boundary tensor", layer + 1);
+    const struct step *s = &r->steps[at];
+    size_t n = CONVSEL_MAX(r->n_runs, (size_t)reps);
+    double *times = malloc(n * sizeof *times);
+    if (!times)
+        return convsel_error(CONVSEL_OUT_OF_MEMORY, "out of memory");
+    for (size_t k = 0; k < r->n_runs; k++)
+        times[k] = r->step_ms[k * r->n_steps + at];
+    qsort(times, r->n_runs, sizeof *times, convsel_cmp_double);
+    *in_network_ms = convsel_quantile(times, (int)r->n_runs, 0.5);
+    convsel_threads_set(r->threads);
+    convsel_status st = CONVSEL_OK;
+    for (int k = 0; k < reps && st == CONVSEL_OK; k++) {
+        double t0 = convsel_now();
+        st = convsel_reorder_run(s->reorder, s->in, s->out);
+        times[k] = (convsel_now() - t0) * 1e3;
+    }
+    if (st == CONVSEL_OK) {
+        qsort(times, (size_t)reps, sizeof *times, convsel_cmp_double);
+        *alone_ms = convsel_quantile(times, reps, 0.5);
+    }
+    free(times);
+    return st;
+}
+
 convsel_status convsel_runner_share_workspace(convsel_runner *r, int on, size_t *bytes)
 {
     if (!r)

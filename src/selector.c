@@ -165,29 +165,47 @@ static double reorder_cost(const convsel_cost_source *costs, int64_t mb, int64_t
     return ms;
 }
 
+/* What q pays reading its input from memory in the boundary layout (the
+ * network's input, an unconnected layer's): 0 unless the costs price it. */
+static double cold_cost(const convsel_cost_source *costs, const convsel_problem *q, convsel_layout boundary,
+                        int threads)
+{
+    double ms = 0.0;
+    if (!costs->cold_read_ms ||
+        costs->cold_read_ms(costs->ctx, q->mb, q->ic, q->ih, q->iw, boundary, threads, &ms) != CONVSEL_OK ||
+        !(ms >= 0.0))
+        return 0.0;
+    return ms;
+}
+
 /* Cost of going from layer p writing p_dst to layer q reading q_src, split
  * into the part charged to p (its exit into the boundary layout, when q does
- * not read p's output) and to q. */
+ * not read p's output) and to q (its entry reorder, and its cold read of the
+ * boundary tensor). */
 static void layer_transition(const convsel_cost_source *costs, const convsel_problem *p, convsel_layout p_dst,
                              const convsel_problem *q, convsel_layout q_src, int connected, convsel_layout boundary,
-                             int threads, double *exit_ms, double *entry_ms)
+                             int threads, double *exit_ms, double *entry_ms, double *cold_ms)
 {
     if (connected) {
-        *exit_ms = 0.0;
+        *exit_ms = *cold_ms = 0.0;
         *entry_ms = reorder_cost(costs, q->mb, q->ic, q->ih, q->iw, p_dst, q_src, threads);
     } else {
         *exit_ms = reorder_cost(costs, p->mb, p->oc, p->oh, p->ow, p_dst, boundary, threads);
         *entry_ms = reorder_cost(costs, q->mb, q->ic, q->ih, q->iw, boundary, q_src, threads);
+        *cold_ms = cold_cost(costs, q, boundary, threads);
     }
 }
 
-/* layer_transition from candidate a of layer i-1 to candidate b of layer i. */
+/* layer_transition from candidate a of layer i-1 to candidate b of layer i,
+ * the cold read counted in the entry. */
 static void transition(const convsel_cost_source *costs, const struct layer_choices *prev,
                        const struct candidate *a, const struct layer_choices *cur, const struct candidate *b,
                        convsel_layout boundary, int threads, double *exit_ms, double *entry_ms)
 {
+    double cold_ms;
     layer_transition(costs, prev->problem, a->dst, cur->problem, b->src, cur->connected, boundary, threads, exit_ms,
-                     entry_ms);
+                     entry_ms, &cold_ms);
+    *entry_ms += cold_ms;
 }
 
 /* best(i, c) of docs/selection.md for one boundary layout, into fwd (and the
@@ -203,7 +221,8 @@ static void forward_pass(const struct layer_choices *seq, size_t n, size_t max_c
             double best = DBL_MAX;
             int arg = -1;
             if (i == 0) {
-                best = reorder_cost(costs, q->mb, q->ic, q->ih, q->iw, boundary, b->src, threads);
+                best = reorder_cost(costs, q->mb, q->ic, q->ih, q->iw, boundary, b->src, threads) +
+                       cold_cost(costs, q, boundary, threads);
             } else {
                 for (size_t a = 0; a < seq[i - 1].n; a++) {
                     double exit_ms, entry_ms;
@@ -533,12 +552,13 @@ convsel_status convsel_select(const convsel_network *network, const convsel_sele
         out->conv_ms = b->conv_ms;
         if (i == 0) {
             out->reorder_in_ms = reorder_cost(costs, q->mb, q->ic, q->ih, q->iw, best_boundary, b->src, opts.threads);
+            out->cold_in_ms = cold_cost(costs, q, best_boundary, opts.threads);
         } else {
-            double exit_ms, entry_ms;
-            transition(costs, &seq[i - 1], &seq[i - 1].cands[best_choice[i - 1]], &seq[i], b, best_boundary,
-                       opts.threads, &exit_ms, &entry_ms);
+            double exit_ms;
+            layer_transition(costs, seq[i - 1].problem, seq[i - 1].cands[best_choice[i - 1]].dst, q, b->src,
+                             seq[i].connected, best_boundary, opts.threads, &exit_ms, &out->reorder_in_ms,
+                             &out->cold_in_ms);
             plan->layers[i - 1].reorder_out_ms = exit_ms;
-            out->reorder_in_ms = entry_ms;
         }
         if (i + 1 == n)
             out->reorder_out_ms = reorder_cost(costs, q->mb, q->oc, q->oh, q->ow, b->dst, best_boundary, opts.threads);
@@ -560,8 +580,10 @@ convsel_status convsel_select(const convsel_network *network, const convsel_sele
             out->runner_up_margin_ms = runner - best_total;
         }
     }
-    for (size_t i = 0; i < n; i++)
-        plan->reorder_ms += plan->layers[i].reorder_in_ms + plan->layers[i].reorder_out_ms;
+    for (size_t i = 0; i < n; i++) {
+        const convsel_plan_layer *l = &plan->layers[i];
+        plan->reorder_ms += l->reorder_in_ms + l->reorder_out_ms + l->cold_in_ms;
+    }
     *plan_out = plan;
     plan = NULL;
 
@@ -596,13 +618,14 @@ convsel_status convsel_plan_price(const convsel_plan *plan, const convsel_cost_s
                                  "convsel_plan_price: layer %zu (%s): no cost for %s", i + 1, q->name, l->primitive);
         conv += ms;
         if (i == 0) {
-            reorder += reorder_cost(costs, q->mb, q->ic, q->ih, q->iw, boundary, l->src_layout, plan->threads);
+            reorder += reorder_cost(costs, q->mb, q->ic, q->ih, q->iw, boundary, l->src_layout, plan->threads) +
+                       cold_cost(costs, q, boundary, plan->threads);
         } else {
             const convsel_plan_layer *a = &plan->layers[i - 1];
-            double exit_ms, entry_ms;
+            double exit_ms, entry_ms, cold_ms;
             layer_transition(costs, &a->problem, a->dst_layout, q, l->src_layout, l->connected, boundary,
-                             plan->threads, &exit_ms, &entry_ms);
-            reorder += exit_ms + entry_ms;
+                             plan->threads, &exit_ms, &entry_ms, &cold_ms);
+            reorder += exit_ms + entry_ms + cold_ms;
         }
         if (i + 1 == plan->n_layers)
             reorder += reorder_cost(costs, q->mb, q->oc, q->oh, q->ow, l->dst_layout, boundary, plan->threads);

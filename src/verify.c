@@ -47,6 +47,14 @@ static convsel_status inner_reorder(void *ctx, int64_t mb, int64_t c, int64_t h,
     return inner->reorder_ms(inner->ctx, mb, c, h, w, from, to, threads, ms);
 }
 
+/* Cold reads as the wrapped costs price them (the same first member). */
+static convsel_status inner_cold(void *ctx, int64_t mb, int64_t c, int64_t h, int64_t w, convsel_layout layout,
+                                 int threads, double *ms)
+{
+    const convsel_cost_source *inner = *(const convsel_cost_source *const *)ctx;
+    return inner->cold_read_ms(inner->ctx, mb, c, h, w, layout, threads, ms);
+}
+
 /* A candidate's time alone in the costs' statistic (the one the model learnt),
  * so that measured and predicted layers add up in the same units. */
 static double alone_ms(convsel_statistic statistic, const convsel_measurement *m)
@@ -252,7 +260,8 @@ static convsel_status time_in_place(const convsel_network *network, const convse
     quiet.verbose = 0;
     for (size_t v = 1; v < n_var && st == CONVSEL_OK; v++) {
         struct variant_costs c = {costs, vc, model_plan, model_choice, v};
-        convsel_cost_source src = {variant_conv, inner_reorder, &c, costs->id, NULL, costs->statistic};
+        convsel_cost_source src = {variant_conv, inner_reorder, &c, costs->id, NULL, costs->statistic,
+                                   costs->cold_read_ms ? inner_cold : NULL};
         st = convsel_select(network, &quiet, &src, &plans[v]);
     }
     /* One cold pass of each (its buffers touched the first time), then every
@@ -532,7 +541,8 @@ convsel_status convsel_verify_select(const convsel_network *network, const convs
     convsel_plan_destroy(model_plan);
     double spent = convsel_now() - t0;
     if (st == CONVSEL_OK) {
-        convsel_cost_source wrapped = {verified_conv, inner_reorder, &vc, costs->id, NULL, costs->statistic};
+        convsel_cost_source wrapped = {verified_conv, inner_reorder, &vc, costs->id, NULL, costs->statistic,
+                                       costs->cold_read_ms ? inner_cold : NULL};
         st = convsel_select(network, &opts, &wrapped, plan);
     }
     if (st == CONVSEL_OK) {

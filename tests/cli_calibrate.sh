@@ -46,7 +46,8 @@ EOF
     --sampled 0 --max-time-s 0.02 --data "$tmp/samples.msgpack" --json -o "$tmp/cal.msgpack" \
     >"$tmp/out" 2>"$tmp/err" || fail "calibrate exited $?: $(cat "$tmp/err")"
 for key in '"samples": 3' '"chosen_by_auto": true' '"cv_regret_log": ' '"seconds": ' '"source_model": "' \
-    '"model": "' '"isa": "avx2"' '"reorder_samples": ' '"reorder_seconds": ' '"reorder_scale": {'; do
+    '"model": "' '"isa": "avx2"' '"reorder_samples": ' '"reorder_seconds": ' '"reorder_scale": {' \
+    '"cold_samples": ' '"cold_seconds": ' '"cold_ms_per_mb": {'; do
     grep -q "$key" "$tmp/out" || fail "calibrate --json lacks '$key': $(cat "$tmp/out")"
 done
 # Without the model's datasets the default method is linear-or-both, which records the method it chose.
@@ -75,6 +76,21 @@ grep -q "reorders timed inside 1 network in" "$tmp/err" || fail "calibrate's reo
     >"$tmp/out" 2>"$tmp/err" || fail "calibrate --reorder-time-s 0 exited $?: $(cat "$tmp/err")"
 grep -q '"reorder_samples": 0, "reorder_seconds": 0.000, "reorder_scale": {}' "$tmp/out" ||
     fail "calibrate --reorder-time-s 0 timed reorders: $(cat "$tmp/out")"
+
+# Cold reads: the reorders that bring the chain's first layer its input, timed inside it under every
+# boundary layout; --cold-time-s 0 times none; a negative budget is a usage error.
+expect_rc 2 calibrate --model "$tmp/source_model.msgpack" --samples 2 --cold-time-s -1 -o "$tmp/x.msgpack"
+grep -q -- "--cold-time-s" "$tmp/err" || fail "calibrate --cold-time-s -1: $(cat "$tmp/err")"
+grep -Eq "^  [1-9][0-9]* cold reads timed inside networks: reading a layer's input from memory costs" \
+    <("$convsel" --isa avx2 calibrate --model "$tmp/source_model.msgpack" --samples 2 --threads 1 \
+        --pool "$tmp/chain.txt" --sampled 0 --max-time-s 0.02 --reorder-time-s 0 --cold-time-s 0.1 \
+        -o "$tmp/cal_cold.msgpack" 2>"$tmp/err") || fail "calibrate timed no cold reads in a chain: $(cat "$tmp/err")"
+grep -q "cold reads timed inside 1 network in" "$tmp/err" || fail "calibrate's cold-read progress: $(cat "$tmp/err")"
+"$convsel" --isa avx2 calibrate --model "$tmp/source_model.msgpack" --samples 2 --threads 1 --pool "$tmp/chain.txt" \
+    --sampled 0 --max-time-s 0.02 --reorder-time-s 0 --cold-time-s 0 --json -o "$tmp/cal_cold0.msgpack" \
+    >"$tmp/out" 2>"$tmp/err" || fail "calibrate --cold-time-s 0 exited $?: $(cat "$tmp/err")"
+grep -q '"cold_samples": 0, "cold_seconds": 0.000, "cold_ms_per_mb": {}' "$tmp/out" ||
+    fail "calibrate --cold-time-s 0 timed cold reads: $(cat "$tmp/out")"
 
 # From that dataset, without profiling; 2 of its 3 configurations.
 "$convsel" calibrate --model "$tmp/source_model.msgpack" --from-data "$tmp/samples.msgpack" --samples 2 \

@@ -940,6 +940,11 @@ static void test_parse_damaged(const convsel_model *calibrated)
             convsel_model_query q = {.problem = &p, .threads = 1, .primitive = 0, .cpu = NULL};
             double ms;
             CHECK_EQ(convsel_model_predict_batch(m, &q, 1, &ms), CONVSEL_OK);
+            convsel_calibration_info info;
+            if (convsel_model_calibration(m, 0, &info) == CONVSEL_OK) {
+                double cold = convsel_model_cold_read_ms(m, &info.cpu, 1, 3, 224, 224, CONVSEL_LAYOUT_NCHW16C, 1);
+                CHECK(isfinite(cold) && cold >= 0.0);
+            }
             convsel_model_destroy(m);
         }
     }
@@ -1184,6 +1189,116 @@ static convsel_model *test_reorder_scale(const convsel_model *calibrated, const 
     return m;
 }
 
+/*
+ * Cold reads priced from samples timed inside networks: per thread slot the
+ * samples' excess over their megabytes, clamped to [0, 1] ms/MB; charged by
+ * the bytes of the input in the layout asked (a 3-channel image costs 16/3
+ * as much in nChw16c as in nhwc); nothing for other CPUs or slots never
+ * timed. The prices survive a file round trip, a negative one is refused,
+ * bad samples are refused, and refitting replaces them.
+ */
+static convsel_model *test_cold_price(const convsel_model *calibrated, const convsel_fingerprint *cpu)
+{
+    const convsel_layout NHWC = CONVSEL_LAYOUT_NHWC, B8 = CONVSEL_LAYOUT_NCHW8C, B16 = CONVSEL_LAYOUT_NCHW16C;
+    convsel_model *m = reread(calibrated, "copy");
+    /* Before any fit: nothing. */
+    CHECK_EQ(convsel_model_cold_read_ms(m, cpu, 1, 3, 224, 224, B16, 1), 0.0);
+    /* 1 thread: 0.08 ms/MB on every sample but two whose errors cancel
+     * over the same megabytes; 2 threads: a negative excess (clamped to
+     * 0); 3 threads: 5 ms/MB (clamped to 1). */
+    convsel_cold_sample s[] = {
+        {1, 3, 224, 224, NHWC, 1, 0.0}, {1, 3, 224, 224, B16, 1, 0.0},    {1, 64, 56, 56, B8, 1, 0.0},
+        {1, 3, 224, 224, B8, 1, 0.0},   {1, 3, 224, 224, B8, 1, 0.0},     {1, 64, 56, 56, NHWC, 2, -0.01},
+        {1, 3, 224, 224, B16, 3, 0.0},
+    };
+    const size_t n = sizeof s / sizeof s[0];
+    for (size_t i = 0; i < n; i++) {
+        double mb = (double)convsel_layout_elems(s[i].layout, s[i].mb, s[i].c, s[i].h, s[i].w) * 4 / 1e6;
+        if (s[i].threads == 1)
+            s[i].excess_ms = 0.08 * mb + (i == 3 ? 0.05 : i == 4 ? -0.05 : 0.0);
+        else if (s[i].threads == 3)
+            s[i].excess_ms = 5.0 * mb;
+    }
+    CHECK_EQ(convsel_model_calibrate_cold(m, cpu, s, n), CONVSEL_OK);
+    convsel_calibration_info info;
+    CHECK_EQ(convsel_model_calibration(m, 0, &info), CONVSEL_OK);
+    CHECK_EQ(info.cold_samples, n);
+    CHECK_NEAR(info.cold_ms_per_mb[0], 0.08, 1e-12);
+    CHECK_EQ(info.cold_ms_per_mb[1], 0.0);
+    CHECK_NEAR(info.cold_ms_per_mb[2], 1.0, 1e-12);
+    CHECK_EQ(info.cold_ms_per_mb[3], 0.0);
+    const double image_nhwc = 3 * 224 * 224 * 4 / 1e6, image_b16 = 16 * 224 * 224 * 4 / 1e6;
+    CHECK_NEAR(convsel_model_cold_read_ms(m, cpu, 1, 3, 224, 224, NHWC, 1), 0.08 * image_nhwc, 1e-12);
+    CHECK_NEAR(convsel_model_cold_read_ms(m, cpu, 1, 3, 224, 224, B16, 1), 0.08 * image_b16, 1e-12);
+    CHECK_NEAR(convsel_model_cold_read_ms(m, cpu, 2, 3, 224, 224, B16, 1), 2 * 0.08 * image_b16, 1e-12);
+    CHECK_EQ(convsel_model_cold_read_ms(m, cpu, 1, 3, 224, 224, B16, 2), 0.0);
+    CHECK_NEAR(convsel_model_cold_read_ms(m, cpu, 1, 3, 224, 224, B16, 3), image_b16, 1e-12);
+    CHECK_EQ(convsel_model_cold_read_ms(m, cpu, 1, 3, 224, 224, B16, 8), 0.0);
+    CHECK_EQ(convsel_model_cold_read_ms(m, cpu, 1, 3, 224, 224, (convsel_layout)CONVSEL_LAYOUT_COUNT, 1), 0.0);
+    CHECK_EQ(convsel_model_cold_read_ms(m, cpu, 0, 3, 224, 224, B16, 1), 0.0);
+    /* Another CPU: nothing. */
+    convsel_fingerprint other = *cpu;
+    snprintf(other.model_name, sizeof other.model_name, "another CPU");
+    CHECK_EQ(convsel_model_cold_read_ms(m, &other, 1, 3, 224, 224, B16, 1), 0.0);
+    /* The selector's price is the same. */
+    convsel_model_costs mc = {.model = m, .cpu = *cpu};
+    convsel_cost_source costs = convsel_model_costs_source(&mc);
+    double ms = -1;
+    CHECK(costs.cold_read_ms != NULL);
+    CHECK_EQ(costs.cold_read_ms(costs.ctx, 1, 3, 224, 224, B16, 1, &ms), CONVSEL_OK);
+    CHECK_NEAR(ms, 0.08 * image_b16, 1e-12);
+
+    /* Bad samples, and a model not calibrated for the CPU; none changes anything. */
+    convsel_cold_sample bad = s[0];
+    bad.excess_ms = NAN;
+    CHECK_EQ(convsel_model_calibrate_cold(m, cpu, &bad, 1), CONVSEL_INVALID_ARGUMENT);
+    bad = s[0];
+    bad.c = 0;
+    CHECK_EQ(convsel_model_calibrate_cold(m, cpu, &bad, 1), CONVSEL_INVALID_ARGUMENT);
+    bad = s[0];
+    bad.layout = (convsel_layout)CONVSEL_LAYOUT_COUNT;
+    CHECK_EQ(convsel_model_calibrate_cold(m, cpu, &bad, 1), CONVSEL_INVALID_ARGUMENT);
+    bad = s[0];
+    bad.threads = 0;
+    CHECK_EQ(convsel_model_calibrate_cold(m, cpu, &bad, 1), CONVSEL_INVALID_ARGUMENT);
+    CHECK_EQ(convsel_model_calibrate_cold(m, &other, s, n), CONVSEL_NOT_FOUND);
+    CHECK_EQ(convsel_model_calibrate_cold(m, NULL, s, n), CONVSEL_INVALID_ARGUMENT);
+    CHECK_EQ(convsel_model_calibrate_cold(m, cpu, NULL, 1), CONVSEL_INVALID_ARGUMENT);
+    CHECK_NEAR(convsel_model_cold_read_ms(m, cpu, 1, 3, 224, 224, B16, 1), 0.08 * image_b16, 1e-12);
+
+    /* A file round trip keeps the prices. */
+    convsel_model *back = reread(m, "round trip");
+    CHECK_NEAR(convsel_model_cold_read_ms(back, cpu, 1, 3, 224, 224, NHWC, 1), 0.08 * image_nhwc, 1e-12);
+    CHECK_EQ(convsel_model_calibration(back, 0, &info), CONVSEL_OK);
+    CHECK_EQ(info.cold_samples, n);
+    convsel_model_destroy(back);
+    /* A negative price (the sign bit of the 1-thread slot's) is refused. */
+    uint8_t *data;
+    size_t size;
+    CHECK_EQ(convsel_model_serialize(m, &data, &size), CONVSEL_OK);
+    size_t at = 0;
+    for (size_t i = 0; i + 11 < size && !at; i++)
+        if (data[i] == (0xa0 | 9) && memcmp(data + i + 1, "ms_per_mb", 9) == 0 && data[i + 10] == 0x94)
+            at = i + 11;
+    CHECK(at > 0);
+    CHECK_EQ(data[at], 0xcb);
+    data[at + 1] ^= 0x80;
+    back = NULL;
+    CHECK_EQ(convsel_model_parse(data, size, "negative", &back), CONVSEL_CORRUPT);
+    CHECK(back == NULL);
+    CHECK_MSG(strstr(convsel_last_error(), "negative cold-read price") != NULL, "%s", convsel_last_error());
+    free(data);
+
+    /* Refitting on nothing takes the prices away. */
+    convsel_model *twice = reread(m, "twice");
+    CHECK_EQ(convsel_model_calibrate_cold(twice, cpu, NULL, 0), CONVSEL_OK);
+    CHECK_EQ(convsel_model_cold_read_ms(twice, cpu, 1, 3, 224, 224, B16, 1), 0.0);
+    CHECK_EQ(convsel_model_calibration(twice, 0, &info), CONVSEL_OK);
+    CHECK_EQ(info.cold_samples, 0);
+    convsel_model_destroy(twice);
+    return m;
+}
+
 int main(void)
 {
     test_names();
@@ -1245,6 +1360,9 @@ int main(void)
     test_parse_damaged(both);
     convsel_model *with_reorders = test_reorder_scale(both, &cpu);
     test_parse_damaged(with_reorders);
+    convsel_model *with_cold = test_cold_price(with_reorders, &cpu);
+    test_parse_damaged(with_cold);
+    convsel_model_destroy(with_cold);
     convsel_model_destroy(with_reorders);
     test_pooled_auto(source, samples, test, &cpu);
     test_linear_or_both(source, samples, train, test, &cpu);

@@ -207,7 +207,7 @@ int main(void)
     close(fd);
     convsel_network *net = network_from_text(net_text);
     CHECK(net != NULL);
-    convsel_cost_source src = {cost_conv, cost_reorder, NULL, "mutations", NULL, CONVSEL_STAT_MEDIAN};
+    convsel_cost_source src = {cost_conv, cost_reorder, NULL, "mutations", NULL, CONVSEL_STAT_MEDIAN, NULL};
     convsel_select_options o = {1, 0.0, NULL, 0, 0};
     convsel_plan *plan = NULL;
     if (net)

@@ -66,7 +66,7 @@ static convsel_status forced_reorder(void *ctx, int64_t mb, int64_t c, int64_t h
 static convsel_plan *forced_plan(const convsel_network *net, size_t primitive, uint64_t seed, int threads)
 {
     struct forced f = {primitive, seed};
-    convsel_cost_source src = {forced_conv, forced_reorder, &f, "forced", NULL, CONVSEL_STAT_MEDIAN};
+    convsel_cost_source src = {forced_conv, forced_reorder, &f, "forced", NULL, CONVSEL_STAT_MEDIAN, NULL};
     convsel_select_options o = {threads, 0.0, NULL, 0, 0};
     convsel_plan *plan = NULL;
     convsel_status st = convsel_select(net, &o, &src, &plan);
@@ -431,11 +431,116 @@ static void test_reorder_probe(void)
     free(allowed);
 }
 
+/*
+ * Cold reads: under every boundary layout, the first and the unconnected
+ * layer take a primitive that reads another layout, and each gives one
+ * sample, its input's shape in the boundary layout; the entry reorder is
+ * timed inside the network and alone (convsel_runner_entry_ms), and only
+ * where there is one.
+ */
+static void test_cold_probe(void)
+{
+    size_t n_prim = convsel_primitive_count(), im2col;
+    unsigned char *allowed = calloc(n_prim, 1);
+    for (size_t p = 0; p < n_prim; p++)
+        allowed[p] = !convsel_primitive_is_reference(p);
+    convsel_network *net = network_from_text("mb1ic3ih16oc16oh16kh3ph1n\"first\"\n"
+                                             "mb1ic16ih16oc16oh16kh3ph1n\"fed\"\n"
+                                             "mb1ic8ih8oc16oh8kh3ph1n\"apart\"\n");
+    CHECK(net != NULL);
+    if (!net) {
+        free(allowed);
+        return;
+    }
+    convsel_cold_sample *s = NULL;
+    size_t n = 0;
+    CHECK_EQ(convsel_cold_probe(net, 1, allowed, 0.01, 3, &s, &n), CONVSEL_OK);
+    /* The catalogue reads nchw (im2col_gemm) and blocked layouts, so every
+     * boundary layout has another: 4 layouts x 2 layers. */
+    CHECK_MSG(n == 2 * CONVSEL_LAYOUT_COUNT, "%zu cold reads", n);
+    int per_layout[CONVSEL_LAYOUT_COUNT] = {0};
+    for (size_t i = 0; i < n; i++) {
+        int first = s[i].c == 3 && s[i].h == 16 && s[i].w == 16, apart = s[i].c == 8 && s[i].h == 8 && s[i].w == 8;
+        CHECK_MSG(s[i].mb == 1 && (first || apart), "sample %zu: %lldx%lldx%lld", i, (long long)s[i].c,
+                  (long long)s[i].h, (long long)s[i].w);
+        CHECK(s[i].threads == 1 && isfinite(s[i].excess_ms));
+        CHECK((int)s[i].layout >= 0 && (int)s[i].layout < CONVSEL_LAYOUT_COUNT);
+        if ((int)s[i].layout >= 0 && (int)s[i].layout < CONVSEL_LAYOUT_COUNT)
+            per_layout[s[i].layout]++;
+    }
+    for (int b = 0; b < CONVSEL_LAYOUT_COUNT; b++)
+        CHECK_MSG(per_layout[b] == 2, "%d cold reads from %s", per_layout[b], convsel_layout_name((convsel_layout)b));
+    /* Appends, at 2 threads. */
+    size_t first = n;
+    CHECK_EQ(convsel_cold_probe(net, 2, allowed, 0.01, 3, &s, &n), CONVSEL_OK);
+    CHECK_EQ(n, 2 * first);
+    for (size_t i = first; i < n; i++)
+        CHECK(s[i].threads == 2);
+    free(s);
+    s = NULL;
+    n = 0;
+
+    /* Only im2col_gemm, which reads nchw: nothing to time from nchw. */
+    CHECK_EQ(convsel_primitive_find("im2col_gemm", &im2col), CONVSEL_OK);
+    memset(allowed, 0, n_prim);
+    allowed[im2col] = 1;
+    CHECK_EQ(convsel_cold_probe(net, 1, allowed, 0.01, 1, &s, &n), CONVSEL_OK);
+    CHECK_MSG(n == 2 * (CONVSEL_LAYOUT_COUNT - 1), "%zu cold reads with only nchw", n);
+    for (size_t i = 0; i < n; i++)
+        CHECK(s[i].layout != CONVSEL_LAYOUT_NCHW);
+    free(s);
+    s = NULL;
+    n = 0;
+    allowed[im2col] = 0;
+    CHECK_EQ(convsel_cold_probe(net, 1, allowed, 0.01, 1, &s, &n), CONVSEL_NOT_APPLICABLE);
+    CHECK_EQ(n, 0);
+    CHECK_EQ(convsel_cold_probe(net, 0, allowed, 0.01, 1, &s, &n), CONVSEL_INVALID_ARGUMENT);
+    CHECK_EQ(convsel_cold_probe(net, 1, allowed, 0.0, 1, &s, &n), CONVSEL_INVALID_ARGUMENT);
+    CHECK_EQ(convsel_cold_probe(NULL, 1, allowed, 0.01, 1, &s, &n), CONVSEL_INVALID_ARGUMENT);
+    CHECK_EQ(convsel_cold_probe(net, 1, NULL, 0.01, 1, &s, &n), CONVSEL_INVALID_ARGUMENT);
+    free(s);
+
+    /* The entry reorder itself: im2col_gemm everywhere, the boundary in
+     * nhwc, so the first and the third layer reorder their inputs and the
+     * second, connected, does not. */
+    convsel_plan *plan = forced_plan(net, im2col, 11, 1);
+    if (plan) {
+        plan->boundary_layout = CONVSEL_LAYOUT_NHWC;
+        convsel_runner *r = NULL;
+        CHECK_EQ(convsel_runner_create(plan, 1, &r), CONVSEL_OK);
+        double in_network = -1, alone = -1;
+        CHECK_EQ(convsel_runner_entry_ms(r, 0, 3, &in_network, &alone), CONVSEL_NOT_FOUND); /* no timed pass */
+        convsel_runner_time_layers(r, 1);
+        for (int k = 0; k < 3; k++)
+            CHECK_EQ(convsel_runner_run(r), CONVSEL_OK);
+        CHECK_EQ(convsel_runner_entry_ms(r, 0, 3, &in_network, &alone), CONVSEL_OK);
+        CHECK(in_network > 0 && alone > 0);
+        CHECK_EQ(convsel_runner_entry_ms(r, 2, 3, &in_network, &alone), CONVSEL_OK);
+        CHECK_EQ(convsel_runner_entry_ms(r, 1, 3, &in_network, &alone), CONVSEL_NOT_FOUND); /* connected */
+        CHECK_EQ(convsel_runner_entry_ms(r, 3, 3, &in_network, &alone), CONVSEL_INVALID_ARGUMENT);
+        CHECK_EQ(convsel_runner_entry_ms(r, 0, 0, &in_network, &alone), CONVSEL_INVALID_ARGUMENT);
+        CHECK_EQ(convsel_runner_entry_ms(NULL, 0, 3, &in_network, &alone), CONVSEL_INVALID_ARGUMENT);
+        convsel_runner_destroy(r);
+        /* In nchw, which im2col_gemm reads: no reorder to time. */
+        plan->boundary_layout = CONVSEL_LAYOUT_NCHW;
+        r = NULL;
+        CHECK_EQ(convsel_runner_create(plan, 1, &r), CONVSEL_OK);
+        convsel_runner_time_layers(r, 1);
+        CHECK_EQ(convsel_runner_run(r), CONVSEL_OK);
+        CHECK_EQ(convsel_runner_entry_ms(r, 0, 3, &in_network, &alone), CONVSEL_NOT_FOUND);
+        convsel_runner_destroy(r);
+    }
+    convsel_plan_destroy(plan);
+    convsel_network_destroy(net);
+    free(allowed);
+}
+
 int main(void)
 {
     test_plans_compute_the_network();
     test_check_catches();
     test_shared_runners();
     test_reorder_probe();
+    test_cold_probe();
     return CHECK_DONE();
 }

@@ -175,7 +175,7 @@ static void test_dp_against_brute_force(void)
             if (!net)
                 continue;
             struct synthetic syn = {seed * 1000 + t};
-            convsel_cost_source src = {syn_conv, syn_reorder, &syn, "synthetic", NULL, CONVSEL_STAT_MEDIAN};
+            convsel_cost_source src = {syn_conv, syn_reorder, &syn, "synthetic", NULL, CONVSEL_STAT_MEDIAN, NULL};
             convsel_select_options o = {1, 0.0, NULL, 0, 0};
             convsel_plan *plan = NULL;
             convsel_status st = convsel_select(net, &o, &src, &plan);
@@ -226,7 +226,7 @@ static void test_dp_against_brute_force(void)
             CHECK_NEAR(conv_ms + reorder_ms, plan->total_ms, 1e-9);
             CHECK_NEAR(reorder_ms, plan->reorder_ms, 1e-9);
             struct synthetic other = {seed * 1000 + t + 77};
-            convsel_cost_source other_src = {syn_conv, syn_reorder, &other, "other", NULL, CONVSEL_STAT_MEDIAN};
+            convsel_cost_source other_src = {syn_conv, syn_reorder, &other, "other", NULL, CONVSEL_STAT_MEDIAN, NULL};
             size_t prim[8];
             convsel_layout lsrc[8], ldst[8];
             for (size_t i = 0; i < n; i++) {
@@ -267,7 +267,7 @@ static void test_exclusions_and_errors(void)
     if (!net)
         return;
     struct synthetic syn = {42};
-    convsel_cost_source src = {syn_conv, syn_reorder, &syn, "synthetic", NULL, CONVSEL_STAT_MEDIAN};
+    convsel_cost_source src = {syn_conv, syn_reorder, &syn, "synthetic", NULL, CONVSEL_STAT_MEDIAN, NULL};
     size_t np = convsel_primitive_count();
     unsigned char *excluded = calloc(np, 1);
     size_t keep = np;
@@ -326,7 +326,7 @@ static void test_exclusions_and_errors(void)
             CHECK_EQ(convsel_plan_price(back, &src, &c2, &r2), CONVSEL_OK);
             CHECK_NEAR(c1 + r1, c2 + r2, 1e-9);
             /* A cost source without this layer's primitive: the layer is named. */
-            convsel_cost_source none = {none_conv, syn_reorder, &syn, "none", NULL, CONVSEL_STAT_MEDIAN};
+            convsel_cost_source none = {none_conv, syn_reorder, &syn, "none", NULL, CONVSEL_STAT_MEDIAN, NULL};
             CHECK_EQ(convsel_plan_price(back, &none, &c1, &r1), CONVSEL_NOT_APPLICABLE);
             CHECK(strstr(convsel_last_error(), "layer 1 (x)") != NULL);
             CHECK_EQ(convsel_plan_price(NULL, &src, &c1, &r1), CONVSEL_INVALID_ARGUMENT);
@@ -424,8 +424,9 @@ static void test_batch_same_plan(void)
         if (!net)
             continue;
         struct synthetic syn = {77};
-        convsel_cost_source one = {syn_conv_lacking, syn_reorder, &syn, "synthetic", NULL, CONVSEL_STAT_MEDIAN};
-        convsel_cost_source many = {syn_conv_lacking, syn_reorder, &syn, "synthetic", syn_conv_batch, CONVSEL_STAT_MEDIAN};
+        convsel_cost_source one = {syn_conv_lacking, syn_reorder, &syn, "synthetic", NULL, CONVSEL_STAT_MEDIAN, NULL};
+        convsel_cost_source many = {syn_conv_lacking, syn_reorder, &syn, "synthetic", syn_conv_batch,
+                                    CONVSEL_STAT_MEDIAN, NULL};
         convsel_select_options o = {1, 0.0, NULL, 0, 0};
         convsel_plan *a = NULL, *b = NULL;
         CHECK_EQ(convsel_select(net, &o, &one, &a), CONVSEL_OK);
@@ -546,7 +547,7 @@ static void test_verified_choices(int mode)
     if (!net)
         return;
     struct synthetic syn = {5};
-    convsel_cost_source src = {syn_conv_tiny, syn_reorder, &syn, "synthetic", NULL, CONVSEL_STAT_MEDIAN};
+    convsel_cost_source src = {syn_conv_tiny, syn_reorder, &syn, "synthetic", NULL, CONVSEL_STAT_MEDIAN, NULL};
     convsel_select_options o = {1, 0.0, NULL, 0, mode == 0};
     convsel_timing_options t = quick_timing();
     t.min_rounds = 12; /* more than the screen's: a full timing alone shows in alone_runs */
@@ -701,7 +702,7 @@ static void test_checked_plan(void)
     size_t ablations = 0;
     for (uint64_t seed = 1; seed <= 4; seed++) {
         struct synthetic syn = {seed};
-        convsel_cost_source src = {syn_conv_tiny, syn_reorder, &syn, "synthetic", NULL, CONVSEL_STAT_MEDIAN};
+        convsel_cost_source src = {syn_conv_tiny, syn_reorder, &syn, "synthetic", NULL, CONVSEL_STAT_MEDIAN, NULL};
         convsel_select_options o = {1, 0.0, seed == 4 ? no_auto : NULL, 0, 0};
         convsel_plan *model_plan = NULL, *plan = NULL;
         convsel_check_report rep;
@@ -756,7 +757,7 @@ static void test_checked_plan(void)
         convsel_plan_destroy(plan);
     }
     struct synthetic syn = {1};
-    convsel_cost_source src = {syn_conv_tiny, syn_reorder, &syn, "synthetic", NULL, CONVSEL_STAT_MEDIAN};
+    convsel_cost_source src = {syn_conv_tiny, syn_reorder, &syn, "synthetic", NULL, CONVSEL_STAT_MEDIAN, NULL};
     convsel_plan *plan = NULL;
     CHECK_EQ(convsel_select_checked(net, NULL, &src, 2, 100.0, &t, -1.0, &plan, NULL), CONVSEL_INVALID_ARGUMENT);
     CHECK(plan == NULL);
@@ -806,7 +807,8 @@ static void test_naive_kernels(void)
         CHECK(naive);
     CHECK_EQ(convsel_primitive_runs_as(direct, dense, 1, &as), CONVSEL_OK);
     CHECK(as != reference);
-    convsel_cost_source src = {syn_conv_onednn_cheap, free_reorder, NULL, "synthetic", NULL, CONVSEL_STAT_MEDIAN};
+    convsel_cost_source src = {syn_conv_onednn_cheap, free_reorder, NULL, "synthetic", NULL, CONVSEL_STAT_MEDIAN,
+                               NULL};
     convsel_select_options o = {1, 0.0, NULL, 0, 0};
     convsel_plan *plan = NULL;
     CHECK_EQ(convsel_select(net, &o, &src, &plan), CONVSEL_OK);
@@ -860,8 +862,108 @@ static void test_naive_kernels(void)
     convsel_network_destroy(net);
 }
 
+/* A planted cold-read price: per_mb ms per MB of the input in the layout
+ * asked, except in `cheap` (when not -1), which reads for nothing. */
+static struct {
+    int cheap;
+    double per_mb;
+} cold_plant;
+
+static convsel_status planted_cold(void *ctx, int64_t mb, int64_t c, int64_t h, int64_t w, convsel_layout layout,
+                                   int threads, double *ms)
+{
+    (void)ctx, (void)threads;
+    *ms = (int)layout == cold_plant.cheap ? 0.0
+                                          : cold_plant.per_mb * (double)convsel_layout_elems(layout, mb, c, h, w) * 4e-6;
+    return CONVSEL_OK;
+}
+
+/*
+ * Cold reads: charged to the first layer and to an unconnected one (its
+ * input in the boundary layout), never to a connected one; counted in the
+ * plan's total and reorder share, and by convsel_plan_price; kept by a
+ * plan file. A price that spares one layout takes the boundary there.
+ */
+static void test_cold_reads(void)
+{
+    convsel_network *net = network_from_text("mb1ic3ih16oc16oh16kh3ph1n\"first\"\n"
+                                             "mb1ic16ih16oc16oh16kh3ph1n\"fed\"\n"
+                                             "mb1ic8ih8oc16oh8kh3ph1n\"apart\"\n"
+                                             "mb1ic16ih8oc16oh8kh1n\"fed_too\"\n");
+    CHECK(net != NULL);
+    if (!net)
+        return;
+    struct synthetic syn = {5};
+    convsel_cost_source src = {syn_conv, syn_reorder, &syn, "synthetic", NULL, CONVSEL_STAT_MEDIAN, planted_cold};
+    convsel_cost_source plain = src;
+    plain.cold_read_ms = NULL;
+    convsel_select_options o = {1, 0.0, NULL, 0, 0};
+    /* Everywhere 0.5 ms/MB. */
+    cold_plant.cheap = -1;
+    cold_plant.per_mb = 0.5;
+    convsel_plan *plan = NULL;
+    CHECK_EQ(convsel_select(net, &o, &src, &plan), CONVSEL_OK);
+    if (plan && plan->n_layers == 4) {
+        convsel_layout b = plan->boundary_layout;
+        const double want[4] = {0.5 * (double)convsel_layout_elems(b, 1, 3, 16, 16) * 4e-6, 0.0,
+                                0.5 * (double)convsel_layout_elems(b, 1, 8, 8, 8) * 4e-6, 0.0};
+        double sum = 0.0, moved = 0.0, cold = 0.0;
+        for (size_t i = 0; i < 4; i++) {
+            const convsel_plan_layer *l = &plan->layers[i];
+            CHECK_MSG(fabs(l->cold_in_ms - want[i]) < 1e-12, "layer %zu: cold %.6g, want %.6g", i, l->cold_in_ms,
+                      want[i]);
+            sum += l->conv_ms + l->reorder_in_ms + l->reorder_out_ms + l->cold_in_ms;
+            moved += l->reorder_in_ms + l->reorder_out_ms + l->cold_in_ms;
+            cold += l->cold_in_ms;
+        }
+        CHECK(want[0] > 0 && want[2] > 0);
+        CHECK_NEAR(plan->total_ms, sum, 1e-9);
+        CHECK_NEAR(plan->reorder_ms, moved, 1e-9);
+        double conv_ms, reorder_ms;
+        CHECK_EQ(convsel_plan_price(plan, &src, &conv_ms, &reorder_ms), CONVSEL_OK);
+        CHECK_NEAR(reorder_ms, plan->reorder_ms, 1e-9);
+        CHECK_NEAR(conv_ms + reorder_ms, plan->total_ms, 1e-9);
+        CHECK_EQ(convsel_plan_price(plan, &plain, &conv_ms, &reorder_ms), CONVSEL_OK);
+        CHECK_NEAR(reorder_ms, plan->reorder_ms - cold, 1e-9);
+        /* A plan file keeps the cold reads. */
+        char path[] = "/tmp/convsel_test_cold_XXXXXX";
+        int fd = mkstemp(path);
+        close(fd);
+        CHECK_EQ(convsel_plan_save(plan, path), CONVSEL_OK);
+        convsel_plan *back = NULL;
+        CHECK_EQ(convsel_plan_load(path, &back), CONVSEL_OK);
+        for (size_t i = 0; back && i < 4; i++)
+            CHECK_NEAR(back->layers[i].cold_in_ms, plan->layers[i].cold_in_ms, 1e-6);
+        convsel_plan_destroy(back);
+        remove(path);
+    }
+    convsel_plan_destroy(plan);
+    /* Without a price the plan is the plain source's, with no cold reads. */
+    convsel_plan *plain_plan = NULL;
+    CHECK_EQ(convsel_select(net, &o, &plain, &plain_plan), CONVSEL_OK);
+    for (size_t i = 0; plain_plan && i < plain_plan->n_layers; i++)
+        CHECK_EQ(plain_plan->layers[i].cold_in_ms, 0.0);
+    /* A price that only one layout escapes takes the boundary there, for
+     * every layout, whatever the plain plan's boundary. */
+    cold_plant.per_mb = 1e6;
+    for (int cheap = 0; cheap < CONVSEL_LAYOUT_COUNT; cheap++) {
+        cold_plant.cheap = cheap;
+        plan = NULL;
+        CHECK_EQ(convsel_select(net, &o, &src, &plan), CONVSEL_OK);
+        if (plan) {
+            CHECK_MSG((int)plan->boundary_layout == cheap, "boundary %s, the cold reads spare %s",
+                      convsel_layout_name(plan->boundary_layout), convsel_layout_name((convsel_layout)cheap));
+            CHECK_EQ(plan->layers[0].cold_in_ms, 0.0);
+        }
+        convsel_plan_destroy(plan);
+    }
+    convsel_plan_destroy(plain_plan);
+    convsel_network_destroy(net);
+}
+
 int main(void)
 {
+    test_cold_reads();
     test_naive_kernels();
     test_verify_keeps();
     test_verify_decide();

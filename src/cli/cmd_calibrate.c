@@ -56,6 +56,10 @@ static void usage(FILE *out)
             "  --reorder-time-s S about how long to time reorders inside the pool's networks, network\n"
             "                     by network at every thread count (the first network always; default\n"
             "                     4; 0: not at all, the model's reorder prices stay as trained)\n"
+            "  --cold-time-s S    about how long to time cold reads (the reorders that read a network's\n"
+            "                     input, or an unconnected layer's, from memory) inside the pool's\n"
+            "                     networks, network by network at every thread count (the first\n"
+            "                     network always; default 2; 0: not at all, plans price no cold reads)\n"
             "  --data FILE        also save the measured samples as a dataset\n"
             "  --from-data FILE   calibrate from a dataset profiled on the target CPU; nothing is\n"
             "                     measured\n"
@@ -429,6 +433,40 @@ static int probe_reorders(const candidates *c, const int *threads, size_t n_thre
     return CLI_OK;
 }
 
+/* ---------------------------------------------------------------- cold reads */
+
+/* Each (network, thread count) is timed for about this long after warming up. */
+#define COLD_PROBE_S 0.4
+
+/* Cold reads timed inside the pool's networks (convsel_cold_probe), as
+ * probe_reorders times reorders. */
+static int probe_cold(const candidates *c, const int *threads, size_t n_threads, const unsigned char *selected,
+                      double budget_s, uint64_t seed, int quiet, convsel_cold_sample **samples, size_t *n)
+{
+    const double t0 = cli_now();
+    size_t networks = 0;
+    for (size_t f = 0; f < c->n_networks && (f == 0 || cli_now() - t0 < budget_s); f++) {
+        size_t before = *n;
+        convsel_status st = CONVSEL_OK;
+        for (size_t t = 0; t < n_threads && st == CONVSEL_OK; t++)
+            st = convsel_cold_probe(c->networks[f], threads[t], selected, COLD_PROBE_S, seed, samples, n);
+        if (st == CONVSEL_OUT_OF_MEMORY)
+            return cli_fail(CMD, st);
+        if (st != CONVSEL_OK) {
+            *n = before;
+            if (!quiet)
+                fprintf(stderr, "convsel %s: note: no cold reads timed in %s: %s\n", CMD,
+                        convsel_network_name(c->networks[f]), convsel_last_error());
+            continue;
+        }
+        networks++;
+    }
+    if (!quiet)
+        fprintf(stderr, "convsel %s: %zu cold reads timed inside %zu network%s in %.1f s\n", CMD, *n, networks,
+                networks == 1 ? "" : "s", cli_now() - t0);
+    return CLI_OK;
+}
+
 int cmd_calibrate(int argc, char **argv)
 {
     const char *model_path = NULL, *out_path = NULL, *data_path = NULL, *from_data = NULL;
@@ -438,7 +476,7 @@ int cmd_calibrate(int argc, char **argv)
     int threads[MAX_THREAD_COUNTS] = {1, 2};
     size_t n_threads = 2;
     uint64_t seed = 1;
-    double max_flops = 5e8, max_time_s = 0.3, reorder_time_s = 4.0;
+    double max_flops = 5e8, max_time_s = 0.3, reorder_time_s = 4.0, cold_time_s = 2.0;
     int json = 0, quiet = 0, if_needed = 0, method_given = 0;
     convsel_calibrate_params params;
     convsel_calibrate_params_default(&params);
@@ -520,6 +558,9 @@ int cmd_calibrate(int argc, char **argv)
         } else if (strcmp(a, "--reorder-time-s") == 0) {
             if (!(v = cli_value(CMD, argc, argv, &i)) || !cli_parse_double(CMD, a, v, 0, 3600, &reorder_time_s))
                 return CLI_USAGE;
+        } else if (strcmp(a, "--cold-time-s") == 0) {
+            if (!(v = cli_value(CMD, argc, argv, &i)) || !cli_parse_double(CMD, a, v, 0, 3600, &cold_time_s))
+                return CLI_USAGE;
         } else if (strcmp(a, "--max-time-s") == 0) {
             if (!(v = cli_value(CMD, argc, argv, &i)) || !cli_parse_double(CMD, a, v, 0.001, 3600, &max_time_s))
                 return CLI_USAGE;
@@ -588,8 +629,9 @@ int cmd_calibrate(int argc, char **argv)
     size_t *chosen = NULL, *record_candidate = NULL;
     unsigned char *selected = NULL; /* the primitives measured: those the model knows */
     convsel_reorder_sample *reorder_samples = NULL;
-    size_t n_reorder_samples = 0;
-    double profile_s = 0.0, reorder_s = 0.0;
+    size_t n_reorder_samples = 0, n_cold_samples = 0;
+    convsel_cold_sample *cold_samples = NULL;
+    double profile_s = 0.0, reorder_s = 0.0, cold_s = 0.0;
     convsel_status st;
     int rc = cli_open_model(CMD, model_path, &source);
     if (rc != CLI_OK)
@@ -770,6 +812,20 @@ int cmd_calibrate(int argc, char **argv)
         if (rc != CLI_OK)
             goto done;
     }
+    if (!from_data && cold_time_s > 0) {
+        double t0 = cli_now();
+        rc = probe_cold(&cands, threads, n_threads, selected, cold_time_s, seed, quiet || json, &cold_samples,
+                        &n_cold_samples);
+        if (rc == CLI_OK) {
+            convsel_fingerprint cpu;
+            if ((st = convsel_fingerprint_get(&cpu)) != CONVSEL_OK ||
+                (st = convsel_model_calibrate_cold(calibrated, &cpu, cold_samples, n_cold_samples)) != CONVSEL_OK)
+                rc = cli_fail(CMD, st);
+        }
+        cold_s = cli_now() - t0;
+        if (rc != CLI_OK)
+            goto done;
+    }
     if ((st = convsel_model_save(calibrated, out_path)) != CONVSEL_OK) {
         rc = cli_fail(CMD, st);
         goto done;
@@ -799,6 +855,13 @@ int cmd_calibrate(int argc, char **argv)
             if (info.reorder_by_threads[t] > 0) {
                 printf("%s\"%d%s\": %.4f", first ? "" : ", ", t + 1, t + 1 == CONVSEL_REORDER_MODEL_THREADS ? "+" : "",
                        info.reorder_by_threads[t]);
+                first = 0;
+            }
+        printf("}, \"cold_samples\": %zu, \"cold_seconds\": %.3f, \"cold_ms_per_mb\": {", info.cold_samples, cold_s);
+        for (int t = 0, first = 1; t < CONVSEL_REORDER_MODEL_THREADS; t++)
+            if (info.cold_ms_per_mb[t] > 0) {
+                printf("%s\"%d%s\": %.4f", first ? "" : ", ", t + 1, t + 1 == CONVSEL_REORDER_MODEL_THREADS ? "+" : "",
+                       info.cold_ms_per_mb[t]);
                 first = 0;
             }
         printf("}, \"output\": ");
@@ -831,7 +894,17 @@ int cmd_calibrate(int argc, char **argv)
                            t + 1 == CONVSEL_REORDER_MODEL_THREADS ? "+" : "", t ? "s" : "");
             printf(" (per layout pair in the model)\n");
         }
-        printf("  %.1f s (profiling %.1f s, reorders %.1f s); wrote %s\n", seconds, profile_s, reorder_s, out_path);
+        if (info.cold_samples) {
+            printf("  %zu cold reads timed inside networks: reading a layer's input from memory costs",
+                   info.cold_samples);
+            for (int t = 0; t < CONVSEL_REORDER_MODEL_THREADS; t++)
+                if (info.cold_ms_per_mb[t] > 0)
+                    printf(" %.3f ms/MB at %d%s thread%s", info.cold_ms_per_mb[t], t + 1,
+                           t + 1 == CONVSEL_REORDER_MODEL_THREADS ? "+" : "", t ? "s" : "");
+            printf("\n");
+        }
+        printf("  %.1f s (profiling %.1f s, reorders %.1f s, cold reads %.1f s); wrote %s\n", seconds, profile_s,
+               reorder_s, cold_s, out_path);
     }
 
 done:
@@ -839,6 +912,7 @@ done:
     free(record_candidate);
     free(selected);
     free(reorder_samples);
+    free(cold_samples);
     candidates_free(&cands);
     convsel_dataset_destroy(loaded);
     convsel_dataset_destroy(target);
