@@ -114,6 +114,7 @@ for name in ("model", "onednn_auto", "single_best", "oracle", "verified", "check
         assert row["primitive"] == layer["primitive"], (name, row, layer["primitive"])
         assert float(row["network_conv_ms"]) > 0 and float(row["alone_conv_ms"]) > 0, (name, row)
         assert float(row["network_reorder_ms"]) >= 0, (name, row)
+        assert abs(float(row["predicted_cold_ms"]) - layer.get("cold_in_ms", 0.0)) < 1e-5, (name, row, layer)
 for p in ("plan", "oracle", "verified", "checked"):
     assert r[p + "_measured_conv_ms"] > 0 and r[p + "_measured_reorder_ms"] >= 0, p
 # The oracle is the plan the measurements make: priced by them, it is its own total.

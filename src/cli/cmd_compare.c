@@ -83,7 +83,7 @@ static int write_layers(const char *path, const convsel_plan *plan, const convse
         return CLI_FAIL;
     }
     fprintf(f, "layer,name,primitive,src_layout,dst_layout,predicted_conv_ms,predicted_reorder_ms,"
-               "alone_conv_ms,network_conv_ms,network_reorder_ms\n");
+               "alone_conv_ms,network_conv_ms,network_reorder_ms,predicted_cold_ms\n");
     convsel_status st = CONVSEL_OK;
     for (size_t i = 0; i < plan->n_layers && st == CONVSEL_OK; i++) {
         const convsel_plan_layer *l = &plan->layers[i];
@@ -93,9 +93,9 @@ static int write_layers(const char *path, const convsel_plan *plan, const convse
             measured->conv_ms(measured->ctx, &l->problem, plan->threads, idx, &alone) != CONVSEL_OK)
             alone = -1.0;
         st = convsel_runner_layer_ms(runner, i, &conv, &reorder);
-        fprintf(f, "%zu,%s,%s,%s,%s,%.6f,%.6f,%.6f,%.6f,%.6f\n", i + 1, l->problem.name, l->primitive,
+        fprintf(f, "%zu,%s,%s,%s,%s,%.6f,%.6f,%.6f,%.6f,%.6f,%.6f\n", i + 1, l->problem.name, l->primitive,
                 convsel_layout_name(l->src_layout), convsel_layout_name(l->dst_layout), l->conv_ms,
-                l->reorder_in_ms + l->reorder_out_ms, alone, conv, reorder);
+                l->reorder_in_ms + l->reorder_out_ms, alone, conv, reorder, l->cold_in_ms);
     }
     if (st != CONVSEL_OK) {
         fclose(f);

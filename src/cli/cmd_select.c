@@ -103,8 +103,14 @@ void cli_print_plan(const convsel_plan *plan)
                l->primitive, l->conv_ms, l->reorder_in_ms + l->reorder_out_ms, l->runner_up[0] ? l->runner_up : "-",
                l->runner_up[0] ? l->runner_up_margin_ms : 0.0, l->verified ? "  (verified)" : "");
     }
-    printf("total %.4f ms (convolutions %.4f, reorders %.4f), boundary layout %s\n", plan->total_ms,
-           plan->total_ms - plan->reorder_ms, plan->reorder_ms, convsel_layout_name(plan->boundary_layout));
+    double cold = 0.0;
+    for (size_t i = 0; i < plan->n_layers; i++)
+        cold += plan->layers[i].cold_in_ms;
+    printf("total %.4f ms (convolutions %.4f, reorders %.4f", plan->total_ms, plan->total_ms - plan->reorder_ms,
+           plan->reorder_ms - cold);
+    if (cold > 0)
+        printf(", cold reads %.4f", cold);
+    printf("), boundary layout %s\n", convsel_layout_name(plan->boundary_layout));
 }
 
 int cmd_select(int argc, char **argv)
