@@ -1018,9 +1018,20 @@ static void parse_layouts(cursor *c, const char *what)
     }
 }
 
+/* One finite number per thread slot of this build (other counts are
+ * VERSION_MISMATCH) into v. */
+static void parse_slots(cursor *c, double *v, const char *what)
+{
+    size_t nt = read_array(c);
+    if (c->status == CONVSEL_OK && nt != CONVSEL_REORDER_MODEL_THREADS)
+        fail(c, CONVSEL_VERSION_MISMATCH, "a calibration's thread slots are not this build's");
+    for (size_t t = 0; t < nt && c->status == CONVSEL_OK; t++)
+        v[t] = read_finite(c, what);
+}
+
 static void parse_calibration_reorders(cursor *c, convsel_calibration *cal)
 {
-    size_t n = read_map(c), len, nt = 0;
+    size_t n = read_map(c), len;
     const char *k;
     unsigned seen = 0;
     for (size_t i = 0; map_next(c, n, &i, &k, &len);) {
@@ -1031,11 +1042,7 @@ static void parse_calibration_reorders(cursor *c, convsel_calibration *cal)
             cal->reorder_samples = read_uint(c, "calibration reorder samples");
             seen |= 2;
         } else if (str_is(k, len, "by_threads") && !(seen & 4)) {
-            nt = read_array(c);
-            if (c->status == CONVSEL_OK && nt != CONVSEL_REORDER_MODEL_THREADS)
-                fail(c, CONVSEL_VERSION_MISMATCH, "a calibration's reorder thread slots are not this build's");
-            for (size_t t = 0; t < nt && c->status == CONVSEL_OK; t++)
-                cal->reorder_by_threads[t] = read_finite(c, "calibration reorder by_threads");
+            parse_slots(c, cal->reorder_by_threads, "calibration reorder by_threads");
             seen |= 4;
         } else if (str_is(k, len, "scale")) {
             parse_cells(c, &cal->reorder_scale[0][0][0], NULL, "calibration reorder scale");
@@ -1059,7 +1066,7 @@ static void parse_calibration_reorders(cursor *c, convsel_calibration *cal)
 
 static void parse_calibration_cold(cursor *c, convsel_calibration *cal)
 {
-    size_t n = read_map(c), len, nt = 0;
+    size_t n = read_map(c), len;
     const char *k;
     unsigned seen = 0;
     for (size_t i = 0; map_next(c, n, &i, &k, &len);) {
@@ -1067,14 +1074,10 @@ static void parse_calibration_cold(cursor *c, convsel_calibration *cal)
             cal->cold_samples = read_uint(c, "calibration cold samples");
             seen |= 1;
         } else if (str_is(k, len, "ms_per_mb") && !(seen & 2)) {
-            nt = read_array(c);
-            if (c->status == CONVSEL_OK && nt != CONVSEL_REORDER_MODEL_THREADS)
-                fail(c, CONVSEL_VERSION_MISMATCH, "a calibration's cold-read thread slots are not this build's");
-            for (size_t t = 0; t < nt && c->status == CONVSEL_OK; t++) {
-                cal->cold_ms_per_mb[t] = read_finite(c, "calibration cold ms_per_mb");
-                if (c->status == CONVSEL_OK && cal->cold_ms_per_mb[t] < 0)
+            parse_slots(c, cal->cold_ms_per_mb, "calibration cold ms_per_mb");
+            for (size_t t = 0; t < CONVSEL_REORDER_MODEL_THREADS && c->status == CONVSEL_OK; t++)
+                if (cal->cold_ms_per_mb[t] < 0)
                     fail(c, CONVSEL_CORRUPT, "a negative cold-read price in a calibration");
-            }
             seen |= 2;
         } else {
             skip(c);

@@ -45,15 +45,7 @@ static convsel_status time_plan(const convsel_plan *plan, const unsigned char *s
                                 uint64_t seed, convsel_cold_sample **samples, size_t *n_samples)
 {
     convsel_runner *runner = NULL;
-    convsel_status st = convsel_runner_create(plan, seed, &runner);
-    for (int k = 0; k < 2 && st == CONVSEL_OK; k++)
-        st = convsel_runner_run(runner);
-    if (st == CONVSEL_OK) {
-        convsel_runner_time_layers(runner, 1);
-        double t0 = convsel_now();
-        for (int k = 0; k < 50 && st == CONVSEL_OK && (k < 5 || convsel_now() - t0 < max_time_s); k++)
-            st = convsel_runner_run(runner);
-    }
+    convsel_status st = convsel_probe_run(plan, max_time_s, seed, &runner);
     for (size_t i = 0; st == CONVSEL_OK && i < plan->n_layers; i++) {
         if (!sampled[i])
             continue;

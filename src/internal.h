@@ -174,6 +174,10 @@ int convsel_reorder_thread_slot(int threads);
  * primitive (convsel_select under costs that are all equal). */
 convsel_status convsel_probe_skeleton(const convsel_network *network, int threads, const unsigned char *allowed,
                                       convsel_plan **plan);
+/* Runs plan end to end for the probes: a runner made into *runner (destroy
+ * it even on failure), two passes to warm up, then timed passes
+ * (convsel_runner_time_layers) until max_time_s, at least 5, at most 50. */
+convsel_status convsel_probe_run(const convsel_plan *plan, double max_time_s, uint64_t seed, convsel_runner **runner);
 /* qsort comparator of doubles, ascending. */
 int convsel_cmp_double(const void *a, const void *b);
 /* Bytes of memory the system could still give (/proc/meminfo's

@@ -46,6 +46,21 @@ convsel_status convsel_probe_skeleton(const convsel_network *network, int thread
     return st;
 }
 
+/* Declared in internal.h. */
+convsel_status convsel_probe_run(const convsel_plan *plan, double max_time_s, uint64_t seed, convsel_runner **runner)
+{
+    convsel_status st = convsel_runner_create(plan, seed, runner);
+    for (int k = 0; k < 2 && st == CONVSEL_OK; k++)
+        st = convsel_runner_run(*runner);
+    if (st == CONVSEL_OK) {
+        convsel_runner_time_layers(*runner, 1);
+        double t0 = convsel_now();
+        for (int k = 0; k < 50 && st == CONVSEL_OK && (k < 5 || convsel_now() - t0 < max_time_s); k++)
+            st = convsel_runner_run(*runner);
+    }
+    return st;
+}
+
 /* Gives layer i of plan the allowed primitive whose input layout differs from
  * what layer i-1 writes, choosing the layout pair timed least so far (ties:
  * the catalogue order rotated by i, so that neighbouring layers vary).
@@ -108,17 +123,7 @@ convsel_status convsel_reorder_probe(const convsel_network *network, int threads
         choose_layer(plan, i, allowed, pair_count);
 
     convsel_runner *runner = NULL;
-    st = convsel_runner_create(plan, seed, &runner);
-    /* Two passes to warm up, then timed passes until max_time_s (at least 5,
-     * at most 50): each reorder's time is its median over them. */
-    for (int k = 0; k < 2 && st == CONVSEL_OK; k++)
-        st = convsel_runner_run(runner);
-    if (st == CONVSEL_OK) {
-        convsel_runner_time_layers(runner, 1);
-        double t0 = convsel_now();
-        for (int k = 0; k < 50 && st == CONVSEL_OK && (k < 5 || convsel_now() - t0 < max_time_s); k++)
-            st = convsel_runner_run(runner);
-    }
+    st = convsel_probe_run(plan, max_time_s, seed, &runner);
     /* Only the reorders between connected layers, each the one reorder
      * charged to its layer: not into the first layer, out of the last, or
      * across an unconnected boundary (entry and exit are charged together). */

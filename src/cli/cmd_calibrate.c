@@ -395,74 +395,58 @@ static int path_push(int argc, char **argv, int *i, const char **list, size_t *n
     return 1;
 }
 
-/* ---------------------------------------------------------------- reorders */
+/* ---------------------------------------------------------------- probes in networks */
 
 /* Each (network, thread count) is timed for about this long after warming up. */
 #define REORDER_PROBE_S 0.3
-
-/*
- * Reorders timed inside the pool's networks (convsel_reorder_probe) at every
- * thread count, network by network in the pool's order until budget_s is
- * spent (the first network always). A network that cannot be run end to end
- * with the selected primitives is passed over with a note.
- */
-static int probe_reorders(const candidates *c, const int *threads, size_t n_threads, const unsigned char *selected,
-                          double budget_s, uint64_t seed, int quiet, convsel_reorder_sample **samples, size_t *n)
-{
-    const double t0 = cli_now();
-    size_t networks = 0;
-    for (size_t f = 0; f < c->n_networks && (f == 0 || cli_now() - t0 < budget_s); f++) {
-        size_t before = *n;
-        convsel_status st = CONVSEL_OK;
-        for (size_t t = 0; t < n_threads && st == CONVSEL_OK; t++)
-            st = convsel_reorder_probe(c->networks[f], threads[t], selected, REORDER_PROBE_S, seed, samples, n);
-        if (st == CONVSEL_OUT_OF_MEMORY)
-            return cli_fail(CMD, st);
-        if (st != CONVSEL_OK) {
-            *n = before; /* all of a network's thread counts or none */
-            if (!quiet)
-                fprintf(stderr, "convsel %s: note: no reorders timed in %s: %s\n", CMD,
-                        convsel_network_name(c->networks[f]), convsel_last_error());
-            continue;
-        }
-        networks++;
-    }
-    if (!quiet)
-        fprintf(stderr, "convsel %s: %zu reorders timed inside %zu network%s in %.1f s\n", CMD, *n, networks,
-                networks == 1 ? "" : "s", cli_now() - t0);
-    return CLI_OK;
-}
-
-/* ---------------------------------------------------------------- cold reads */
-
-/* Each (network, thread count) is timed for about this long after warming up. */
 #define COLD_PROBE_S 0.4
 
-/* Cold reads timed inside the pool's networks (convsel_cold_probe), as
- * probe_reorders times reorders. */
-static int probe_cold(const candidates *c, const int *threads, size_t n_threads, const unsigned char *selected,
-                      double budget_s, uint64_t seed, int quiet, convsel_cold_sample **samples, size_t *n)
+/* What a probe appends to, and with what. */
+struct probe {
+    const char *what; /* "reorders", "cold reads" */
+    const unsigned char *selected;
+    uint64_t seed;
+    convsel_reorder_sample **reorders; /* one of the two */
+    convsel_cold_sample **cold;
+    size_t *n;
+};
+
+static convsel_status probe_one(const struct probe *p, const convsel_network *network, int threads)
+{
+    return p->reorders
+               ? convsel_reorder_probe(network, threads, p->selected, REORDER_PROBE_S, p->seed, p->reorders, p->n)
+               : convsel_cold_probe(network, threads, p->selected, COLD_PROBE_S, p->seed, p->cold, p->n);
+}
+
+/*
+ * A probe of the pool's networks (convsel_reorder_probe, convsel_cold_probe)
+ * at every thread count, network by network in the pool's order until
+ * budget_s is spent (the first network always). A network that cannot be
+ * run end to end with the selected primitives is passed over with a note.
+ */
+static int probe_pool(const candidates *c, const int *threads, size_t n_threads, double budget_s, int quiet,
+                      const struct probe *p)
 {
     const double t0 = cli_now();
     size_t networks = 0;
     for (size_t f = 0; f < c->n_networks && (f == 0 || cli_now() - t0 < budget_s); f++) {
-        size_t before = *n;
+        size_t before = *p->n;
         convsel_status st = CONVSEL_OK;
         for (size_t t = 0; t < n_threads && st == CONVSEL_OK; t++)
-            st = convsel_cold_probe(c->networks[f], threads[t], selected, COLD_PROBE_S, seed, samples, n);
+            st = probe_one(p, c->networks[f], threads[t]);
         if (st == CONVSEL_OUT_OF_MEMORY)
             return cli_fail(CMD, st);
         if (st != CONVSEL_OK) {
-            *n = before;
+            *p->n = before; /* all of a network's thread counts or none */
             if (!quiet)
-                fprintf(stderr, "convsel %s: note: no cold reads timed in %s: %s\n", CMD,
+                fprintf(stderr, "convsel %s: note: no %s timed in %s: %s\n", CMD, p->what,
                         convsel_network_name(c->networks[f]), convsel_last_error());
             continue;
         }
         networks++;
     }
     if (!quiet)
-        fprintf(stderr, "convsel %s: %zu cold reads timed inside %zu network%s in %.1f s\n", CMD, *n, networks,
+        fprintf(stderr, "convsel %s: %zu %s timed inside %zu network%s in %.1f s\n", CMD, *p->n, p->what, networks,
                 networks == 1 ? "" : "s", cli_now() - t0);
     return CLI_OK;
 }
@@ -799,8 +783,8 @@ int cmd_calibrate(int argc, char **argv)
     }
     if (!from_data && reorder_time_s > 0) {
         double t0 = cli_now();
-        rc = probe_reorders(&cands, threads, n_threads, selected, reorder_time_s, seed, quiet || json,
-                            &reorder_samples, &n_reorder_samples);
+        struct probe p = {"reorders", selected, seed, &reorder_samples, NULL, &n_reorder_samples};
+        rc = probe_pool(&cands, threads, n_threads, reorder_time_s, quiet || json, &p);
         if (rc == CLI_OK) {
             convsel_fingerprint cpu;
             if ((st = convsel_fingerprint_get(&cpu)) != CONVSEL_OK ||
@@ -814,8 +798,8 @@ int cmd_calibrate(int argc, char **argv)
     }
     if (!from_data && cold_time_s > 0) {
         double t0 = cli_now();
-        rc = probe_cold(&cands, threads, n_threads, selected, cold_time_s, seed, quiet || json, &cold_samples,
-                        &n_cold_samples);
+        struct probe p = {"cold reads", selected, seed, NULL, &cold_samples, &n_cold_samples};
+        rc = probe_pool(&cands, threads, n_threads, cold_time_s, quiet || json, &p);
         if (rc == CLI_OK) {
             convsel_fingerprint cpu;
             if ((st = convsel_fingerprint_get(&cpu)) != CONVSEL_OK ||
