@@ -872,6 +872,32 @@ convsel_status convsel_cold_probe(const convsel_network *network, int threads, c
                                   double max_time_s, uint64_t seed, convsel_cold_sample **samples,
                                   size_t *n_samples);
 
+/*
+ * A convolution timed inside a network run end to end against the same
+ * convolution repeated alone on the same buffers (as profiling times it).
+ */
+typedef struct convsel_conv_sample {
+    size_t primitive; /* catalogue index */
+    int threads;
+    double network_ms, alone_ms; /* medians */
+} convsel_conv_sample;
+
+/*
+ * Times what running inside a network costs each primitive over running
+ * alone (its weights, workspace and output no longer in cache, among
+ * others): for each allowed primitive (per catalogue index) in turn, builds
+ * a plan over network with that primitive on every layer it computes (not
+ * with a library's reference loops) and some allowed primitive elsewhere,
+ * runs it end to end (two passes to warm up, then at least 5 and at most 50
+ * passes or until that primitive's share of max_time_s), times each of
+ * those layers alone 11 times in a row, and appends to *samples
+ * (realloc'd; the caller frees it) one sample per such layer, *n_samples
+ * counting them. Returns as convsel_reorder_probe.
+ */
+convsel_status convsel_conv_probe(const convsel_network *network, int threads, const unsigned char *allowed,
+                                  double max_time_s, uint64_t seed, convsel_conv_sample **samples,
+                                  size_t *n_samples);
+
 /* ---------------------------------------------------------------- network runner */
 
 typedef struct convsel_runner convsel_runner;
@@ -935,6 +961,11 @@ convsel_status convsel_runner_share_workspace(convsel_runner *runner, int on, si
 void convsel_runner_time_layers(convsel_runner *runner, int on);
 convsel_status convsel_runner_layer_ms(const convsel_runner *runner, size_t layer, double *conv_ms,
                                        double *reorder_ms);
+/* The layer's convolution alone: run reps times in a row (1..1000) on the
+ * buffers it uses inside the network, whatever they hold, the median time
+ * into *conv_ms; its input and weights are then in cache, as a profiled
+ * layer's are. Returns OK, INVALID_ARGUMENT or the convolution's error. */
+convsel_status convsel_runner_layer_alone_ms(convsel_runner *runner, size_t layer, int reps, double *conv_ms);
 /* The reorder that brings layer's input from the boundary layout (on the
  * first layer or an unconnected one, where it reads another layout): its
  * median over the timed passes into *in_network_ms, and its median run
@@ -1446,6 +1477,13 @@ typedef struct convsel_calibration_info {
      * was not measured; cold reads cost nothing in selection there). */
     size_t cold_samples;
     double cold_ms_per_mb[CONVSEL_REORDER_MODEL_THREADS];
+    /* Convolutions timed inside networks against alone
+     * (convsel_model_calibrate_network; 0: none) and, per thread slot, the
+     * least, geometric mean and largest of the primitives' factors (0: the
+     * slot was not measured). */
+    size_t network_samples;
+    double network_min[CONVSEL_REORDER_MODEL_THREADS], network_geo[CONVSEL_REORDER_MODEL_THREADS],
+        network_max[CONVSEL_REORDER_MODEL_THREADS];
 } convsel_calibration_info;
 
 /*
@@ -1480,6 +1518,26 @@ convsel_status convsel_model_calibrate_cold(convsel_model *model, const convsel_
  * cpu: 0 unless its calibration for cpu measured one at that thread slot. */
 double convsel_model_cold_read_ms(const convsel_model *model, const convsel_fingerprint *cpu, int64_t mb, int64_t c,
                                   int64_t h, int64_t w, convsel_layout layout, int threads);
+
+/*
+ * Prices running inside a network for cpu, on which model must already be
+ * calibrated (NOT_FOUND otherwise), from convsel_conv_probe's samples: per
+ * model primitive (the first CONVSEL_NETWORK_PRIMITIVES of the model's) and
+ * thread slot, the geometric mean of network / alone over its samples, with
+ * three samples' weight on 1, clamped to [0.5, 4]. The selector's cost
+ * source (convsel_model_costs_source) then multiplies that primitive's
+ * predictions by it; predict, eval and transfer still compare with times
+ * alone, as profiled, and do not. Samples of primitives the model does not
+ * know are skipped. Refitting replaces what an earlier call fitted. Returns
+ * OK, INVALID_ARGUMENT (a sample with no primitive or threads, or a time
+ * that is not positive and finite) or NOT_FOUND.
+ */
+#define CONVSEL_NETWORK_PRIMITIVES 32
+convsel_status convsel_model_calibrate_network(convsel_model *model, const convsel_fingerprint *cpu,
+                                               const convsel_conv_sample *samples, size_t n);
+/* The factor on model primitive j's predictions inside a network on cpu at
+ * threads: 1 unless its calibration for cpu measured one. */
+double convsel_model_network_factor(const convsel_model *model, const convsel_fingerprint *cpu, size_t j, int threads);
 
 /* Number of calibrations a model carries (0 for a trained one). */
 size_t convsel_model_calibration_count(const convsel_model *model);

@@ -144,6 +144,23 @@ convsel_status convsel_model_calibration(const convsel_model *model, size_t i, c
     memcpy(info->reorder_by_threads, cal->reorder_by_threads, sizeof info->reorder_by_threads);
     info->cold_samples = (size_t)cal->cold_samples;
     memcpy(info->cold_ms_per_mb, cal->cold_ms_per_mb, sizeof info->cold_ms_per_mb);
+    info->network_samples = (size_t)cal->network_samples;
+    for (int t = 0; t < CONVSEL_REORDER_MODEL_THREADS; t++) {
+        double lo = 0.0, hi = 0.0, log_sum = 0.0;
+        int k = 0;
+        for (size_t j = 0; j < CONVSEL_NETWORK_PRIMITIVES; j++) {
+            double f = cal->network_factor[j][t];
+            if (!(f > 0))
+                continue;
+            lo = k == 0 || f < lo ? f : lo;
+            hi = k == 0 || f > hi ? f : hi;
+            log_sum += log(f);
+            k++;
+        }
+        info->network_min[t] = lo;
+        info->network_max[t] = hi;
+        info->network_geo[t] = k ? exp(log_sum / k) : 0.0;
+    }
     return CONVSEL_OK;
 }
 

@@ -156,13 +156,23 @@ static int pack_calibration_cold(msgpack_packer *pk, const convsel_calibration *
            KEY("ms_per_mb") || pack_doubles(pk, cal->cold_ms_per_mb, CONVSEL_REORDER_MODEL_THREADS);
 }
 
+/* A calibration's factors inside networks (written only when it has them). */
+enum { NETWORK_CELLS = CONVSEL_NETWORK_PRIMITIVES * CONVSEL_REORDER_MODEL_THREADS };
+
+static int pack_calibration_network(msgpack_packer *pk, const convsel_calibration *cal)
+{
+    return KEY("in_network") || msgpack_pack_map(pk, 2) || KEY("samples") ||
+           msgpack_pack_uint64(pk, cal->network_samples) || KEY("factor") ||
+           pack_doubles(pk, &cal->network_factor[0][0], NETWORK_CELLS);
+}
+
 static int pack_calibrations(msgpack_packer *pk, const convsel_model *m)
 {
     if (KEY("calibrations") || msgpack_pack_array(pk, m->n_calibrations))
         return -1;
     for (size_t k = 0; k < m->n_calibrations; k++) {
         const convsel_calibration *cal = &m->calibrations[k];
-        size_t n_keys = 12 + (cal->reorder_samples > 0) + (cal->cold_samples > 0);
+        size_t n_keys = 12 + (cal->reorder_samples > 0) + (cal->cold_samples > 0) + (cal->network_samples > 0);
         if (msgpack_pack_map(pk, n_keys) || KEY("cpu") || pack_fingerprint(pk, &cal->cpu) ||
             KEY("source_model") || pack_field(pk, cal->source_id, sizeof cal->source_id) || KEY("method") ||
             pack_string(pk, convsel_calibrate_method_name(cal->method)) || KEY("samples") ||
@@ -183,7 +193,8 @@ static int pack_calibrations(msgpack_packer *pk, const convsel_model *m)
             msgpack_pack_double(pk, cal->cv_regret_log) || KEY("chosen_by_auto") ||
             (cal->auto_chosen ? msgpack_pack_true(pk) : msgpack_pack_false(pk)) ||
             (cal->reorder_samples > 0 && pack_calibration_reorders(pk, cal)) ||
-            (cal->cold_samples > 0 && pack_calibration_cold(pk, cal)))
+            (cal->cold_samples > 0 && pack_calibration_cold(pk, cal)) ||
+            (cal->network_samples > 0 && pack_calibration_network(pk, cal)))
             return -1;
     }
     return 0;
@@ -1087,6 +1098,34 @@ static void parse_calibration_cold(cursor *c, convsel_calibration *cal)
         fail(c, CONVSEL_CORRUPT, "a calibration's cold reads lack a field or samples");
 }
 
+static void parse_calibration_network(cursor *c, convsel_calibration *cal)
+{
+    size_t n = read_map(c), len;
+    const char *k;
+    unsigned seen = 0;
+    for (size_t i = 0; map_next(c, n, &i, &k, &len);) {
+        if (str_is(k, len, "samples")) {
+            cal->network_samples = read_uint(c, "calibration in-network samples");
+            seen |= 1;
+        } else if (str_is(k, len, "factor") && !(seen & 2)) {
+            size_t nv = read_array(c);
+            if (c->status == CONVSEL_OK && nv != NETWORK_CELLS)
+                fail(c, CONVSEL_VERSION_MISMATCH, "a calibration's in-network factors are not this build's");
+            double *v = &cal->network_factor[0][0];
+            for (size_t t = 0; t < nv && c->status == CONVSEL_OK; t++) {
+                v[t] = read_finite(c, "calibration in-network factor");
+                if (c->status == CONVSEL_OK && v[t] < 0)
+                    fail(c, CONVSEL_CORRUPT, "a negative in-network factor in a calibration");
+            }
+            seen |= 2;
+        } else {
+            skip(c);
+        }
+    }
+    if (c->status == CONVSEL_OK && (seen != 3 || cal->network_samples == 0))
+        fail(c, CONVSEL_CORRUPT, "a calibration's in-network factors lack a field or samples");
+}
+
 static void parse_calibration(cursor *c, convsel_calibration *cal)
 {
     size_t n = read_map(c), len, na = 0, nb = 0;
@@ -1140,6 +1179,9 @@ static void parse_calibration(cursor *c, convsel_calibration *cal)
         } else if (str_is(k, len, "cold") && !(seen & 1024)) {
             parse_calibration_cold(c, cal);
             seen |= 1024;
+        } else if (str_is(k, len, "in_network") && !(seen & 2048)) {
+            parse_calibration_network(c, cal);
+            seen |= 2048;
         } else {
             skip(c);
         }

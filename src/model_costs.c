@@ -26,8 +26,11 @@ size_t convsel_model_costs_priced_as(const convsel_model_costs *mc, const convse
 static convsel_status model_conv(void *ctx, const convsel_problem *problem, int threads, size_t primitive, double *ms)
 {
     const convsel_model_costs *mc = ctx;
-    size_t as = convsel_model_costs_priced_as(mc, problem, threads, primitive);
-    return convsel_model_predict_ms(mc->model, problem, threads, as, &mc->cpu, ms);
+    size_t as = convsel_model_costs_priced_as(mc, problem, threads, primitive), j;
+    convsel_status st = convsel_model_predict_ms(mc->model, problem, threads, as, &mc->cpu, ms);
+    if (st == CONVSEL_OK && convsel_model_primitive_find(mc->model, convsel_primitive_name(as), &j) == CONVSEL_OK)
+        *ms *= convsel_model_network_factor(mc->model, &mc->cpu, j, threads);
+    return st;
 }
 
 static convsel_status model_reorder(void *ctx, int64_t mb, int64_t c, int64_t h, int64_t w, convsel_layout from,
@@ -76,7 +79,7 @@ static convsel_status model_conv_batch(void *ctx, size_t n, const convsel_proble
     }
     convsel_status st = m ? convsel_model_predict_batch(mc->model, queries, m, out) : CONVSEL_OK;
     for (size_t i = 0; st == CONVSEL_OK && i < m; i++)
-        ms[slot[i]] = out[i];
+        ms[slot[i]] = out[i] * convsel_model_network_factor(mc->model, &mc->cpu, queries[i].primitive, threads);
     free(queries);
     free(slot);
     free(out);

@@ -371,6 +371,33 @@ convsel_status convsel_runner_layer_ms(const convsel_runner *r, size_t layer, do
     return CONVSEL_OK;
 }
 
+convsel_status convsel_runner_layer_alone_ms(convsel_runner *r, size_t layer, int reps, double *conv_ms)
+{
+    if (!r || !conv_ms || layer >= r->n_layers || reps < 1 || reps > 1000)
+        return convsel_error(CONVSEL_INVALID_ARGUMENT, "convsel_runner_layer_alone_ms: bad arguments");
+    const struct step *s = NULL;
+    for (size_t i = 0; i < r->n_steps && !s; i++)
+        if (r->steps[i].kind == STEP_CONV && r->steps[i].layer == layer)
+            s = &r->steps[i];
+    double *times = s ? malloc((size_t)reps * sizeof *times) : NULL;
+    if (!times)
+        return convsel_error(s ? CONVSEL_OUT_OF_MEMORY : CONVSEL_INVALID_ARGUMENT,
+                             s ? "out of memory" : "convsel_runner_layer_alone_ms: no layer %zu", layer + 1);
+    convsel_threads_set(r->threads);
+    convsel_status st = CONVSEL_OK;
+    for (int k = 0; k < reps && st == CONVSEL_OK; k++) {
+        double t0 = convsel_now();
+        st = convsel_instance_run_in(s->conv, s->in, s->out, r->workspace);
+        times[k] = (convsel_now() - t0) * 1e3;
+    }
+    if (st == CONVSEL_OK) {
+        qsort(times, (size_t)reps, sizeof *times, convsel_cmp_double);
+        *conv_ms = convsel_quantile(times, reps, 0.5);
+    }
+    free(times);
+    return st;
+}
+
 convsel_status convsel_runner_entry_ms(convsel_runner *r, size_t layer, int reps, double *in_network_ms,
                                       double *alone_ms)
 {

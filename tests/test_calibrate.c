@@ -1299,6 +1299,127 @@ static convsel_model *test_cold_price(const convsel_model *calibrated, const con
     return m;
 }
 
+/*
+ * Convolutions inside networks: per model primitive and thread slot, the
+ * geometric mean of network / alone with three samples' weight on 1,
+ * clamped to [0.5, 4]; applied by the selector's cost source only, never by
+ * predict; nothing for other CPUs, slots or primitives not timed. Samples of
+ * primitives the model does not know are skipped. The factors survive a
+ * file round trip, a negative one is refused, bad samples are refused, and
+ * refitting replaces them.
+ */
+static convsel_model *test_network_factor(const convsel_model *calibrated, const convsel_fingerprint *cpu)
+{
+    convsel_model *m = reread(calibrated, "copy");
+    CHECK(m->n_primitives >= 3);
+    /* The synthetic model's primitives under catalogue names. */
+    size_t direct, wino, gemm, j_direct = SIZE_MAX, j_wino = SIZE_MAX;
+    CHECK_EQ(convsel_primitive_find("onednn_direct", &direct), CONVSEL_OK);
+    CHECK_EQ(convsel_primitive_find("winograd_4x4_3x3", &wino), CONVSEL_OK);
+    CHECK_EQ(convsel_primitive_find("im2col_gemm", &gemm), CONVSEL_OK);
+    snprintf(m->primitives[0], sizeof m->primitives[0], "onednn_direct");
+    snprintf(m->primitives[1], sizeof m->primitives[1], "winograd_4x4_3x3");
+    snprintf(m->primitives[2], sizeof m->primitives[2], "not_in_this_model");
+    CHECK_EQ(convsel_model_primitive_find(m, "onednn_direct", &j_direct), CONVSEL_OK);
+    CHECK_EQ(convsel_model_primitive_find(m, "winograd_4x4_3x3", &j_wino), CONVSEL_OK);
+    CHECK_EQ(convsel_model_network_factor(m, cpu, j_direct, 1), 1.0);
+    /* onednn_direct at 1 thread: 1.2x on five samples, 1.2^2 on one;
+     * winograd at 2 threads: 100x (clamped to 4); im2col_gemm: the model
+     * does not know it. */
+    convsel_conv_sample s[] = {
+        {direct, 1, 1.2, 1.0}, {direct, 1, 2.4, 2.0}, {direct, 1, 0.12, 0.1}, {direct, 1, 6.0, 5.0},
+        {direct, 1, 1.2, 1.0}, {direct, 1, 1.44, 1.0}, {wino, 2, 100.0, 1.0},  {gemm, 1, 3.0, 1.0},
+    };
+    const size_t n = sizeof s / sizeof s[0];
+    CHECK_EQ(convsel_model_calibrate_network(m, cpu, s, n), CONVSEL_OK);
+    const double want_direct = exp(7 * log(1.2) / (6 + 3.0)), want_wino = exp(log(100.0) / (1 + 3.0));
+    CHECK(want_wino < 4.0); /* shrunk below the clamp: a lone sample moves a quarter of the way */
+    CHECK_NEAR(convsel_model_network_factor(m, cpu, j_direct, 1), want_direct, 1e-12);
+    CHECK_EQ(convsel_model_network_factor(m, cpu, j_direct, 2), 1.0);
+    CHECK_NEAR(convsel_model_network_factor(m, cpu, j_wino, 2), want_wino, 1e-12);
+    CHECK_EQ(convsel_model_network_factor(m, cpu, j_wino, 1), 1.0);
+    CHECK_EQ(convsel_model_network_factor(m, cpu, CONVSEL_NETWORK_PRIMITIVES, 1), 1.0);
+    convsel_calibration_info info;
+    CHECK_EQ(convsel_model_calibration(m, 0, &info), CONVSEL_OK);
+    CHECK_EQ(info.network_samples, n - 1);
+    CHECK_NEAR(info.network_geo[0], want_direct, 1e-12);
+    CHECK_NEAR(info.network_min[1], want_wino, 1e-12);
+    CHECK_NEAR(info.network_max[1], want_wino, 1e-12);
+    CHECK_EQ(info.network_geo[2], 0.0);
+    /* Many samples far off: clamped. */
+    convsel_conv_sample many[40];
+    for (int i = 0; i < 40; i++)
+        many[i] = (convsel_conv_sample){direct, 1, i < 20 ? 10.0 : 0.01, 1.0};
+    convsel_model *clamped = reread(m, "clamped");
+    CHECK_EQ(convsel_model_calibrate_network(clamped, cpu, many, 20), CONVSEL_OK);
+    CHECK_NEAR(convsel_model_network_factor(clamped, cpu, j_direct, 1), 4.0, 1e-12);
+    CHECK_EQ(convsel_model_calibrate_network(clamped, cpu, many + 20, 20), CONVSEL_OK);
+    CHECK_NEAR(convsel_model_network_factor(clamped, cpu, j_direct, 1), 0.5, 1e-12);
+    convsel_model_destroy(clamped);
+    /* Another CPU: nothing. */
+    convsel_fingerprint other = *cpu;
+    snprintf(other.model_name, sizeof other.model_name, "another CPU");
+    CHECK_EQ(convsel_model_network_factor(m, &other, j_direct, 1), 1.0);
+    /* The selector's price carries the factor; predict does not. */
+    convsel_problem p;
+    CHECK_EQ(convsel_problem_parse("mb1ic32ih28oc64oh28kh3ph1", &p), CONVSEL_OK);
+    double predicted = 0.0, priced = 0.0;
+    CHECK_EQ(convsel_model_predict_ms(m, &p, 1, direct, cpu, &predicted), CONVSEL_OK);
+    convsel_model_costs mc = {.model = m, .cpu = *cpu, .ignore_runs_as = 1};
+    convsel_cost_source costs = convsel_model_costs_source(&mc);
+    CHECK_EQ(costs.conv_ms(costs.ctx, &p, 1, direct, &priced), CONVSEL_OK);
+    CHECK_NEAR(priced, predicted * want_direct, 1e-9 * predicted);
+    const convsel_problem *batch[1] = {&p};
+    size_t prims[1] = {direct};
+    double batch_ms[1] = {0};
+    convsel_status batch_st[1];
+    CHECK_EQ(costs.conv_ms_batch(costs.ctx, 1, batch, 1, prims, batch_ms, batch_st), CONVSEL_OK);
+    CHECK_EQ(batch_st[0], CONVSEL_OK);
+    CHECK_NEAR(batch_ms[0], priced, 1e-9 * priced);
+
+    /* Bad samples, and a model not calibrated for the CPU; none changes anything. */
+    convsel_conv_sample bad = s[0];
+    bad.alone_ms = 0.0;
+    CHECK_EQ(convsel_model_calibrate_network(m, cpu, &bad, 1), CONVSEL_INVALID_ARGUMENT);
+    bad = s[0];
+    bad.network_ms = INFINITY;
+    CHECK_EQ(convsel_model_calibrate_network(m, cpu, &bad, 1), CONVSEL_INVALID_ARGUMENT);
+    bad = s[0];
+    bad.primitive = convsel_primitive_count();
+    CHECK_EQ(convsel_model_calibrate_network(m, cpu, &bad, 1), CONVSEL_INVALID_ARGUMENT);
+    bad = s[0];
+    bad.threads = 0;
+    CHECK_EQ(convsel_model_calibrate_network(m, cpu, &bad, 1), CONVSEL_INVALID_ARGUMENT);
+    CHECK_EQ(convsel_model_calibrate_network(m, &other, s, n), CONVSEL_NOT_FOUND);
+    CHECK_EQ(convsel_model_calibrate_network(m, NULL, s, n), CONVSEL_INVALID_ARGUMENT);
+    CHECK_NEAR(convsel_model_network_factor(m, cpu, j_direct, 1), want_direct, 1e-12);
+
+    /* A file round trip keeps the factors. */
+    convsel_model *back = reread(m, "round trip");
+    CHECK_NEAR(convsel_model_network_factor(back, cpu, j_wino, 2), want_wino, 1e-12);
+    convsel_model_destroy(back);
+    /* A negative factor (the sign bit of onednn_direct's at 1 thread) is refused. */
+    uint8_t *data;
+    size_t size;
+    CHECK_EQ(convsel_model_serialize(m, &data, &size), CONVSEL_OK);
+    size_t at = doubles_after(data, size, "factor", 0);
+    CHECK(at > 0);
+    size_t cell = j_direct * CONVSEL_REORDER_MODEL_THREADS;
+    CHECK_EQ(data[at + 9 * cell], 0xcb);
+    data[at + 9 * cell + 1] ^= 0x80;
+    back = NULL;
+    CHECK_EQ(convsel_model_parse(data, size, "negative", &back), CONVSEL_CORRUPT);
+    CHECK(back == NULL);
+    free(data);
+
+    /* Refitting on nothing takes the factors away. */
+    convsel_model *twice = reread(m, "twice");
+    CHECK_EQ(convsel_model_calibrate_network(twice, cpu, NULL, 0), CONVSEL_OK);
+    CHECK_EQ(convsel_model_network_factor(twice, cpu, j_direct, 1), 1.0);
+    convsel_model_destroy(twice);
+    return m;
+}
+
 int main(void)
 {
     test_names();
@@ -1362,6 +1483,9 @@ int main(void)
     test_parse_damaged(with_reorders);
     convsel_model *with_cold = test_cold_price(with_reorders, &cpu);
     test_parse_damaged(with_cold);
+    convsel_model *with_network = test_network_factor(with_cold, &cpu);
+    test_parse_damaged(with_network);
+    convsel_model_destroy(with_network);
     convsel_model_destroy(with_cold);
     convsel_model_destroy(with_reorders);
     test_pooled_auto(source, samples, test, &cpu);

@@ -535,6 +535,89 @@ static void test_cold_probe(void)
     free(allowed);
 }
 
+/*
+ * Convolutions inside networks against alone: each allowed primitive gives
+ * one sample per layer it computes with a kernel of its own, every sample
+ * timed both ways; bad arguments are refused.
+ */
+static void test_conv_probe(void)
+{
+    size_t n_prim = convsel_primitive_count(), im2col;
+    unsigned char *allowed = calloc(n_prim, 1);
+    for (size_t p = 0; p < n_prim; p++)
+        allowed[p] = !convsel_primitive_is_reference(p);
+    convsel_network *net = network_from_text("mb1ic3ih16oc16oh16kh3ph1n\"first\"\n"
+                                             "mb1ic16ih16oc16oh16kh3ph1n\"fed\"\n"
+                                             "mb1ic8ih8oc16oh8kh1n\"apart\"\n");
+    CHECK(net != NULL);
+    if (!net) {
+        free(allowed);
+        return;
+    }
+    convsel_conv_sample *s = NULL;
+    size_t n = 0, want = 0;
+    CHECK_EQ(convsel_conv_probe(net, 1, allowed, 0.01, 3, &s, &n), CONVSEL_OK);
+    size_t *per = calloc(n_prim, sizeof *per);
+    for (size_t i = 0; i < n; i++) {
+        CHECK(s[i].primitive < n_prim && allowed[s[i].primitive]);
+        CHECK(s[i].threads == 1 && s[i].network_ms > 0 && s[i].alone_ms > 0);
+        CHECK(isfinite(s[i].network_ms) && isfinite(s[i].alone_ms));
+        if (s[i].primitive < n_prim)
+            per[s[i].primitive]++;
+    }
+    for (size_t p = 0; p < n_prim; p++) {
+        size_t fits = 0;
+        for (size_t l = 0; allowed[p] && l < convsel_network_size(net); l++) {
+            const convsel_problem *q = convsel_network_layer(net, l);
+            fits += convsel_primitive_applicable(p, q, NULL, 0) && !convsel_select_runs_naive(p, q, 1);
+        }
+        CHECK_MSG(per[p] == fits, "%s: %zu samples, %zu layers it computes", convsel_primitive_name(p), per[p], fits);
+        want += fits;
+    }
+    CHECK_EQ(n, want);
+    CHECK(n >= 6);
+    free(per);
+    free(s);
+    s = NULL;
+    n = 0;
+
+    CHECK_EQ(convsel_primitive_find("im2col_gemm", &im2col), CONVSEL_OK);
+    memset(allowed, 0, n_prim);
+    allowed[im2col] = 1;
+    CHECK_EQ(convsel_conv_probe(net, 2, allowed, 0.01, 1, &s, &n), CONVSEL_OK);
+    CHECK_EQ(n, 3);
+    for (size_t i = 0; i < n; i++)
+        CHECK(s[i].primitive == im2col && s[i].threads == 2);
+    free(s);
+    s = NULL;
+    n = 0;
+    allowed[im2col] = 0;
+    CHECK_EQ(convsel_conv_probe(net, 1, allowed, 0.01, 1, &s, &n), CONVSEL_NOT_APPLICABLE);
+    CHECK_EQ(n, 0);
+    CHECK_EQ(convsel_conv_probe(net, 0, allowed, 0.01, 1, &s, &n), CONVSEL_INVALID_ARGUMENT);
+    CHECK_EQ(convsel_conv_probe(net, 1, allowed, -1.0, 1, &s, &n), CONVSEL_INVALID_ARGUMENT);
+    CHECK_EQ(convsel_conv_probe(NULL, 1, allowed, 0.01, 1, &s, &n), CONVSEL_INVALID_ARGUMENT);
+    free(s);
+
+    /* A layer alone, on the runner's buffers. */
+    convsel_plan *plan = forced_plan(net, im2col, 3, 1);
+    convsel_runner *r = NULL;
+    if (plan && convsel_runner_create(plan, 1, &r) == CONVSEL_OK) {
+        double ms = -1;
+        CHECK_EQ(convsel_runner_layer_alone_ms(r, 1, 3, &ms), CONVSEL_OK);
+        CHECK(ms > 0);
+        CHECK_EQ(convsel_runner_layer_alone_ms(r, 3, 3, &ms), CONVSEL_INVALID_ARGUMENT);
+        CHECK_EQ(convsel_runner_layer_alone_ms(r, 0, 0, &ms), CONVSEL_INVALID_ARGUMENT);
+        CHECK_EQ(convsel_runner_layer_alone_ms(NULL, 0, 3, &ms), CONVSEL_INVALID_ARGUMENT);
+        /* The network still computes what the reference does after it. */
+        CHECK_EQ(convsel_runner_check(r, NULL), CONVSEL_OK);
+    }
+    convsel_runner_destroy(r);
+    convsel_plan_destroy(plan);
+    convsel_network_destroy(net);
+    free(allowed);
+}
+
 int main(void)
 {
     test_plans_compute_the_network();
@@ -542,5 +625,6 @@ int main(void)
     test_shared_runners();
     test_reorder_probe();
     test_cold_probe();
+    test_conv_probe();
     return CHECK_DONE();
 }

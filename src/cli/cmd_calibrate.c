@@ -60,6 +60,11 @@ static void usage(FILE *out)
             "                     input, or an unconnected layer's, from memory) inside the pool's\n"
             "                     networks, network by network at every thread count (the first\n"
             "                     network always; default 2; 0: not at all, plans price no cold reads)\n"
+            "  --network-time-s S experimental: about how long to time each primitive's convolutions\n"
+            "                     inside the pool's networks against alone, network by network at\n"
+            "                     every thread count (the first network always), and scale the\n"
+            "                     model's predictions in selection by them (default 0: off; mixed\n"
+            "                     end to end, docs/transfer.md)\n"
             "  --data FILE        also save the measured samples as a dataset\n"
             "  --from-data FILE   calibrate from a dataset profiled on the target CPU; nothing is\n"
             "                     measured\n"
@@ -400,22 +405,26 @@ static int path_push(int argc, char **argv, int *i, const char **list, size_t *n
 /* Each (network, thread count) is timed for about this long after warming up. */
 #define REORDER_PROBE_S 0.3
 #define COLD_PROBE_S 0.4
+#define NETWORK_PROBE_S 1.0 /* shared by the primitives */
 
 /* What a probe appends to, and with what. */
 struct probe {
-    const char *what; /* "reorders", "cold reads" */
+    const char *what; /* "reorders", "cold reads", "convolutions" */
     const unsigned char *selected;
     uint64_t seed;
-    convsel_reorder_sample **reorders; /* one of the two */
+    convsel_reorder_sample **reorders; /* one of the three */
     convsel_cold_sample **cold;
+    convsel_conv_sample **convs;
     size_t *n;
 };
 
 static convsel_status probe_one(const struct probe *p, const convsel_network *network, int threads)
 {
-    return p->reorders
-               ? convsel_reorder_probe(network, threads, p->selected, REORDER_PROBE_S, p->seed, p->reorders, p->n)
-               : convsel_cold_probe(network, threads, p->selected, COLD_PROBE_S, p->seed, p->cold, p->n);
+    if (p->reorders)
+        return convsel_reorder_probe(network, threads, p->selected, REORDER_PROBE_S, p->seed, p->reorders, p->n);
+    if (p->cold)
+        return convsel_cold_probe(network, threads, p->selected, COLD_PROBE_S, p->seed, p->cold, p->n);
+    return convsel_conv_probe(network, threads, p->selected, NETWORK_PROBE_S, p->seed, p->convs, p->n);
 }
 
 /*
@@ -460,7 +469,7 @@ int cmd_calibrate(int argc, char **argv)
     int threads[MAX_THREAD_COUNTS] = {1, 2};
     size_t n_threads = 2;
     uint64_t seed = 1;
-    double max_flops = 5e8, max_time_s = 0.3, reorder_time_s = 4.0, cold_time_s = 2.0;
+    double max_flops = 5e8, max_time_s = 0.3, reorder_time_s = 4.0, cold_time_s = 2.0, network_time_s = 0.0;
     int json = 0, quiet = 0, if_needed = 0, method_given = 0;
     convsel_calibrate_params params;
     convsel_calibrate_params_default(&params);
@@ -542,6 +551,9 @@ int cmd_calibrate(int argc, char **argv)
         } else if (strcmp(a, "--reorder-time-s") == 0) {
             if (!(v = cli_value(CMD, argc, argv, &i)) || !cli_parse_double(CMD, a, v, 0, 3600, &reorder_time_s))
                 return CLI_USAGE;
+        } else if (strcmp(a, "--network-time-s") == 0) {
+            if (!(v = cli_value(CMD, argc, argv, &i)) || !cli_parse_double(CMD, a, v, 0, 3600, &network_time_s))
+                return CLI_USAGE;
         } else if (strcmp(a, "--cold-time-s") == 0) {
             if (!(v = cli_value(CMD, argc, argv, &i)) || !cli_parse_double(CMD, a, v, 0, 3600, &cold_time_s))
                 return CLI_USAGE;
@@ -613,9 +625,10 @@ int cmd_calibrate(int argc, char **argv)
     size_t *chosen = NULL, *record_candidate = NULL;
     unsigned char *selected = NULL; /* the primitives measured: those the model knows */
     convsel_reorder_sample *reorder_samples = NULL;
-    size_t n_reorder_samples = 0, n_cold_samples = 0;
+    size_t n_reorder_samples = 0, n_cold_samples = 0, n_conv_samples = 0;
     convsel_cold_sample *cold_samples = NULL;
-    double profile_s = 0.0, reorder_s = 0.0, cold_s = 0.0;
+    convsel_conv_sample *conv_samples = NULL;
+    double profile_s = 0.0, reorder_s = 0.0, cold_s = 0.0, network_s = 0.0;
     convsel_status st;
     int rc = cli_open_model(CMD, model_path, &source);
     if (rc != CLI_OK)
@@ -783,7 +796,7 @@ int cmd_calibrate(int argc, char **argv)
     }
     if (!from_data && reorder_time_s > 0) {
         double t0 = cli_now();
-        struct probe p = {"reorders", selected, seed, &reorder_samples, NULL, &n_reorder_samples};
+        struct probe p = {"reorders", selected, seed, &reorder_samples, NULL, NULL, &n_reorder_samples};
         rc = probe_pool(&cands, threads, n_threads, reorder_time_s, quiet || json, &p);
         if (rc == CLI_OK) {
             convsel_fingerprint cpu;
@@ -798,7 +811,7 @@ int cmd_calibrate(int argc, char **argv)
     }
     if (!from_data && cold_time_s > 0) {
         double t0 = cli_now();
-        struct probe p = {"cold reads", selected, seed, NULL, &cold_samples, &n_cold_samples};
+        struct probe p = {"cold reads", selected, seed, NULL, &cold_samples, NULL, &n_cold_samples};
         rc = probe_pool(&cands, threads, n_threads, cold_time_s, quiet || json, &p);
         if (rc == CLI_OK) {
             convsel_fingerprint cpu;
@@ -807,6 +820,20 @@ int cmd_calibrate(int argc, char **argv)
                 rc = cli_fail(CMD, st);
         }
         cold_s = cli_now() - t0;
+        if (rc != CLI_OK)
+            goto done;
+    }
+    if (!from_data && network_time_s > 0) {
+        double t0 = cli_now();
+        struct probe p = {"convolutions", selected, seed, NULL, NULL, &conv_samples, &n_conv_samples};
+        rc = probe_pool(&cands, threads, n_threads, network_time_s, quiet || json, &p);
+        if (rc == CLI_OK) {
+            convsel_fingerprint cpu;
+            if ((st = convsel_fingerprint_get(&cpu)) != CONVSEL_OK ||
+                (st = convsel_model_calibrate_network(calibrated, &cpu, conv_samples, n_conv_samples)) != CONVSEL_OK)
+                rc = cli_fail(CMD, st);
+        }
+        network_s = cli_now() - t0;
         if (rc != CLI_OK)
             goto done;
     }
@@ -848,6 +875,15 @@ int cmd_calibrate(int argc, char **argv)
                        info.cold_ms_per_mb[t]);
                 first = 0;
             }
+        printf("}, \"network_samples\": %zu, \"network_seconds\": %.3f, \"network_factor\": {",
+               info.network_samples, network_s);
+        for (int t = 0, first = 1; t < CONVSEL_REORDER_MODEL_THREADS; t++)
+            if (info.network_geo[t] > 0) {
+                printf("%s\"%d%s\": [%.4f, %.4f, %.4f]", first ? "" : ", ", t + 1,
+                       t + 1 == CONVSEL_REORDER_MODEL_THREADS ? "+" : "", info.network_min[t], info.network_geo[t],
+                       info.network_max[t]);
+                first = 0;
+            }
         printf("}, \"output\": ");
         json_string(out_path);
         printf("}\n");
@@ -887,8 +923,19 @@ int cmd_calibrate(int argc, char **argv)
                            t + 1 == CONVSEL_REORDER_MODEL_THREADS ? "+" : "", t ? "s" : "");
             printf("\n");
         }
-        printf("  %.1f s (profiling %.1f s, reorders %.1f s, cold reads %.1f s); wrote %s\n", seconds, profile_s,
-               reorder_s, cold_s, out_path);
+        if (info.network_samples) {
+            printf("  %zu convolutions timed inside networks against alone: the model's predictions",
+                   info.network_samples);
+            for (int t = 0; t < CONVSEL_REORDER_MODEL_THREADS; t++)
+                if (info.network_geo[t] > 0)
+                    printf(" x%.2f (x%.2f-x%.2f by primitive) at %d%s thread%s", info.network_geo[t],
+                           info.network_min[t], info.network_max[t], t + 1,
+                           t + 1 == CONVSEL_REORDER_MODEL_THREADS ? "+" : "", t ? "s" : "");
+            printf(" in selection\n");
+        }
+        printf("  %.1f s (profiling %.1f s, reorders %.1f s, cold reads %.1f s, convolutions in networks %.1f s); "
+               "wrote %s\n",
+               seconds, profile_s, reorder_s, cold_s, network_s, out_path);
     }
 
 done:
@@ -897,6 +944,7 @@ done:
     free(selected);
     free(reorder_samples);
     free(cold_samples);
+    free(conv_samples);
     candidates_free(&cands);
     convsel_dataset_destroy(loaded);
     convsel_dataset_destroy(target);
