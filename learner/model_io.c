@@ -1075,55 +1075,40 @@ static void parse_calibration_reorders(cursor *c, convsel_calibration *cal)
             fail(c, CONVSEL_CORRUPT, "a negative reorder scale in a calibration");
 }
 
-static void parse_calibration_cold(cursor *c, convsel_calibration *cal)
+/* An optional map of a calibration: {"samples": uint >= 1, key: n numbers
+ * >= 0} (cold-read prices, in-network factors), what naming one number in
+ * errors. Another count of numbers is VERSION_MISMATCH (a build with other
+ * thread slots or primitives). */
+static void parse_counted_cells(cursor *c, const char *key, uint64_t *samples, double *v, size_t n_values,
+                                const char *what)
 {
+    char msg[128];
     size_t n = read_map(c), len;
     const char *k;
     unsigned seen = 0;
     for (size_t i = 0; map_next(c, n, &i, &k, &len);) {
         if (str_is(k, len, "samples")) {
-            cal->cold_samples = read_uint(c, "calibration cold samples");
+            *samples = read_uint(c, what);
             seen |= 1;
-        } else if (str_is(k, len, "ms_per_mb") && !(seen & 2)) {
-            parse_slots(c, cal->cold_ms_per_mb, "calibration cold ms_per_mb");
-            for (size_t t = 0; t < CONVSEL_REORDER_MODEL_THREADS && c->status == CONVSEL_OK; t++)
-                if (cal->cold_ms_per_mb[t] < 0)
-                    fail(c, CONVSEL_CORRUPT, "a negative cold-read price in a calibration");
-            seen |= 2;
-        } else {
-            skip(c);
-        }
-    }
-    if (c->status == CONVSEL_OK && (seen != 3 || cal->cold_samples == 0))
-        fail(c, CONVSEL_CORRUPT, "a calibration's cold reads lack a field or samples");
-}
-
-static void parse_calibration_network(cursor *c, convsel_calibration *cal)
-{
-    size_t n = read_map(c), len;
-    const char *k;
-    unsigned seen = 0;
-    for (size_t i = 0; map_next(c, n, &i, &k, &len);) {
-        if (str_is(k, len, "samples")) {
-            cal->network_samples = read_uint(c, "calibration in-network samples");
-            seen |= 1;
-        } else if (str_is(k, len, "factor") && !(seen & 2)) {
+        } else if (str_is(k, len, key) && !(seen & 2)) {
             size_t nv = read_array(c);
-            if (c->status == CONVSEL_OK && nv != NETWORK_CELLS)
-                fail(c, CONVSEL_VERSION_MISMATCH, "a calibration's in-network factors are not this build's");
-            double *v = &cal->network_factor[0][0];
+            snprintf(msg, sizeof msg, "a calibration's %ss are not this build's", what);
+            if (c->status == CONVSEL_OK && nv != n_values)
+                fail(c, CONVSEL_VERSION_MISMATCH, msg);
+            snprintf(msg, sizeof msg, "a negative %s in a calibration", what);
             for (size_t t = 0; t < nv && c->status == CONVSEL_OK; t++) {
-                v[t] = read_finite(c, "calibration in-network factor");
+                v[t] = read_finite(c, what);
                 if (c->status == CONVSEL_OK && v[t] < 0)
-                    fail(c, CONVSEL_CORRUPT, "a negative in-network factor in a calibration");
+                    fail(c, CONVSEL_CORRUPT, msg);
             }
             seen |= 2;
         } else {
             skip(c);
         }
     }
-    if (c->status == CONVSEL_OK && (seen != 3 || cal->network_samples == 0))
-        fail(c, CONVSEL_CORRUPT, "a calibration's in-network factors lack a field or samples");
+    snprintf(msg, sizeof msg, "a calibration's %ss lack a field or samples", what);
+    if (c->status == CONVSEL_OK && (seen != 3 || *samples == 0))
+        fail(c, CONVSEL_CORRUPT, msg);
 }
 
 static void parse_calibration(cursor *c, convsel_calibration *cal)
@@ -1177,10 +1162,12 @@ static void parse_calibration(cursor *c, convsel_calibration *cal)
             parse_calibration_reorders(c, cal);
             seen |= 512;
         } else if (str_is(k, len, "cold") && !(seen & 1024)) {
-            parse_calibration_cold(c, cal);
+            parse_counted_cells(c, "ms_per_mb", &cal->cold_samples, cal->cold_ms_per_mb,
+                                CONVSEL_REORDER_MODEL_THREADS, "cold-read price");
             seen |= 1024;
         } else if (str_is(k, len, "in_network") && !(seen & 2048)) {
-            parse_calibration_network(c, cal);
+            parse_counted_cells(c, "factor", &cal->network_samples, &cal->network_factor[0][0], NETWORK_CELLS,
+                                "in-network factor");
             seen |= 2048;
         } else {
             skip(c);

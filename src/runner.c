@@ -303,6 +303,34 @@ convsel_status convsel_runner_create_like(const convsel_plan *plan, uint64_t see
     return CONVSEL_OK;
 }
 
+/* One step of a pass, on its buffers. */
+static convsel_status run_step(const convsel_runner *r, const struct step *s)
+{
+    return s->kind == STEP_CONV ? convsel_instance_run_in(s->conv, s->in, s->out, r->workspace)
+                                : convsel_reorder_run(s->reorder, s->in, s->out);
+}
+
+/* Step s run reps times in a row (reps >= 1), its median ms into *ms. */
+static convsel_status time_step_alone(const convsel_runner *r, const struct step *s, int reps, double *ms)
+{
+    double *times = malloc((size_t)reps * sizeof *times);
+    if (!times)
+        return convsel_error(CONVSEL_OUT_OF_MEMORY, "out of memory");
+    convsel_threads_set(r->threads);
+    convsel_status st = CONVSEL_OK;
+    for (int k = 0; k < reps && st == CONVSEL_OK; k++) {
+        double t0 = convsel_now();
+        st = run_step(r, s);
+        times[k] = (convsel_now() - t0) * 1e3;
+    }
+    if (st == CONVSEL_OK) {
+        qsort(times, (size_t)reps, sizeof *times, convsel_cmp_double);
+        *ms = convsel_quantile(times, reps, 0.5);
+    }
+    free(times);
+    return st;
+}
+
 convsel_status convsel_runner_run(convsel_runner *r)
 {
     if (!r)
@@ -322,9 +350,7 @@ convsel_status convsel_runner_run(convsel_runner *r)
     }
     double t0 = times ? convsel_now() : 0.0;
     for (size_t i = 0; i < r->n_steps; i++) {
-        const struct step *s = &r->steps[i];
-        convsel_status st = s->kind == STEP_CONV ? convsel_instance_run_in(s->conv, s->in, s->out, r->workspace)
-                                                 : convsel_reorder_run(s->reorder, s->in, s->out);
+        convsel_status st = run_step(r, &r->steps[i]);
         if (st != CONVSEL_OK)
             return st;
         if (times) {
@@ -375,27 +401,10 @@ convsel_status convsel_runner_layer_alone_ms(convsel_runner *r, size_t layer, in
 {
     if (!r || !conv_ms || layer >= r->n_layers || reps < 1 || reps > 1000)
         return convsel_error(CONVSEL_INVALID_ARGUMENT, "convsel_runner_layer_alone_ms: bad arguments");
-    const struct step *s = NULL;
-    for (size_t i = 0; i < r->n_steps && !s; i++)
+    for (size_t i = 0; i < r->n_steps; i++)
         if (r->steps[i].kind == STEP_CONV && r->steps[i].layer == layer)
-            s = &r->steps[i];
-    double *times = s ? malloc((size_t)reps * sizeof *times) : NULL;
-    if (!times)
-        return convsel_error(s ? CONVSEL_OUT_OF_MEMORY : CONVSEL_INVALID_ARGUMENT,
-                             s ? "out of memory" : "convsel_runner_layer_alone_ms: no layer %zu", layer + 1);
-    convsel_threads_set(r->threads);
-    convsel_status st = CONVSEL_OK;
-    for (int k = 0; k < reps && st == CONVSEL_OK; k++) {
-        double t0 = convsel_now();
-        st = convsel_instance_run_in(s->conv, s->in, s->out, r->workspace);
-        times[k] = (convsel_now() - t0) * 1e3;
-    }
-    if (st == CONVSEL_OK) {
-        qsort(times, (size_t)reps, sizeof *times, convsel_cmp_double);
-        *conv_ms = convsel_quantile(times, reps, 0.5);
-    }
-    free(times);
-    return st;
+            return time_step_alone(r, &r->steps[i], reps, conv_ms);
+    return convsel_error(CONVSEL_INVALID_ARGUMENT, "convsel_runner_layer_alone_ms: no layer %zu", layer + 1);
 }
 
 convsel_status convsel_runner_entry_ms(convsel_runner *r, size_t layer, int reps, double *in_network_ms,
@@ -412,28 +421,15 @@ convsel_status convsel_runner_entry_ms(convsel_runner *r, size_t layer, int reps
             at = i;
     if (at == r->n_steps)
         return convsel_error(CONVSEL_NOT_FOUND, "layer %zu reads no reordered boundary tensor", layer + 1);
-    const struct step *s = &r->steps[at];
-    size_t n = CONVSEL_MAX(r->n_runs, (size_t)reps);
-    double *times = malloc(n * sizeof *times);
+    double *times = malloc(r->n_runs * sizeof *times);
     if (!times)
         return convsel_error(CONVSEL_OUT_OF_MEMORY, "out of memory");
     for (size_t k = 0; k < r->n_runs; k++)
         times[k] = r->step_ms[k * r->n_steps + at];
     qsort(times, r->n_runs, sizeof *times, convsel_cmp_double);
     *in_network_ms = convsel_quantile(times, (int)r->n_runs, 0.5);
-    convsel_threads_set(r->threads);
-    convsel_status st = CONVSEL_OK;
-    for (int k = 0; k < reps && st == CONVSEL_OK; k++) {
-        double t0 = convsel_now();
-        st = convsel_reorder_run(s->reorder, s->in, s->out);
-        times[k] = (convsel_now() - t0) * 1e3;
-    }
-    if (st == CONVSEL_OK) {
-        qsort(times, (size_t)reps, sizeof *times, convsel_cmp_double);
-        *alone_ms = convsel_quantile(times, reps, 0.5);
-    }
     free(times);
-    return st;
+    return time_step_alone(r, &r->steps[at], reps, alone_ms);
 }
 
 convsel_status convsel_runner_share_workspace(convsel_runner *r, int on, size_t *bytes)

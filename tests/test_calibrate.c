@@ -1050,14 +1050,40 @@ static void test_retrain(const convsel_model *source, const convsel_dataset *src
 }
 
 /* The byte offset of the first double of the array after key in data (a
- * msgpack array16 of doubles), or 0. */
+ * msgpack fixarray or array16 of doubles), or 0. */
 static size_t doubles_after(const uint8_t *data, size_t size, const char *key, size_t from)
 {
     size_t len = strlen(key);
-    for (size_t i = from; i + len + 4 < size; i++)
-        if (data[i] == (0xa0 | len) && memcmp(data + i + 1, key, len) == 0 && data[i + 1 + len] == 0xdc)
+    for (size_t i = from; i + len + 4 < size; i++) {
+        if (data[i] != (0xa0 | len) || memcmp(data + i + 1, key, len) != 0)
+            continue;
+        uint8_t head = data[i + 1 + len];
+        if (head == 0xdc)
             return i + 1 + len + 3;
+        if ((head & 0xf0) == 0x90)
+            return i + 1 + len + 1;
+    }
     return 0;
+}
+
+/* model written with the sign of double `cell` of the array after key
+ * flipped (a positive price or factor made negative) is refused as
+ * corrupt, the error naming `why`. */
+static void check_negative_refused(const convsel_model *model, const char *key, size_t cell, const char *why)
+{
+    uint8_t *data;
+    size_t size;
+    CHECK_EQ(convsel_model_serialize(model, &data, &size), CONVSEL_OK);
+    size_t at = doubles_after(data, size, key, 0);
+    CHECK(at > 0);
+    CHECK_EQ(data[at + 9 * cell], 0xcb);
+    CHECK(data[at + 9 * cell + 1] < 0x80); /* positive before */
+    data[at + 9 * cell + 1] ^= 0x80;
+    convsel_model *back = NULL;
+    CHECK_EQ(convsel_model_parse(data, size, "negative", &back), CONVSEL_CORRUPT);
+    CHECK(back == NULL);
+    CHECK_MSG(strstr(convsel_last_error(), why) != NULL, "%s", convsel_last_error());
+    free(data);
 }
 
 /*
@@ -1083,8 +1109,6 @@ static convsel_model *reread(const convsel_model *model, const char *name)
 static convsel_model *test_reorder_scale(const convsel_model *calibrated, const convsel_fingerprint *cpu)
 {
     const convsel_layout NCHW = CONVSEL_LAYOUT_NCHW, NHWC = CONVSEL_LAYOUT_NHWC, B16 = CONVSEL_LAYOUT_NCHW16C;
-    uint8_t *data;
-    size_t size;
     convsel_model *m = reread(calibrated, "copy");
     /* Lines of 0.01 ms + 0.1 ms/MB everywhere. */
     convsel_reorder_model *lines = calloc(1, sizeof *lines);
@@ -1167,16 +1191,8 @@ static convsel_model *test_reorder_scale(const convsel_model *calibrated, const 
     CHECK(strcmp(convsel_model_id(back), convsel_model_id(calibrated)) != 0);
     convsel_model_destroy(back);
     /* A negative factor (the sign bit of nchw -> nChw16c at 1 thread) is refused. */
-    CHECK_EQ(convsel_model_serialize(m, &data, &size), CONVSEL_OK);
-    size_t at = doubles_after(data, size, "scale", 0);
-    CHECK(at > 0);
-    size_t cell = ((size_t)NCHW * CONVSEL_LAYOUT_COUNT + B16) * CONVSEL_REORDER_MODEL_THREADS;
-    CHECK_EQ(data[at + 9 * cell], 0xcb);
-    data[at + 9 * cell + 1] ^= 0x80;
-    back = NULL;
-    CHECK_EQ(convsel_model_parse(data, size, "negative", &back), CONVSEL_CORRUPT);
-    CHECK(back == NULL);
-    free(data);
+    check_negative_refused(m, "scale", ((size_t)NCHW * CONVSEL_LAYOUT_COUNT + B16) * CONVSEL_REORDER_MODEL_THREADS,
+                           "negative reorder scale");
 
     /* Refitting on nothing takes the factors away. */
     convsel_model *twice = reread(m, "twice");
@@ -1273,21 +1289,7 @@ static convsel_model *test_cold_price(const convsel_model *calibrated, const con
     CHECK_EQ(info.cold_samples, n);
     convsel_model_destroy(back);
     /* A negative price (the sign bit of the 1-thread slot's) is refused. */
-    uint8_t *data;
-    size_t size;
-    CHECK_EQ(convsel_model_serialize(m, &data, &size), CONVSEL_OK);
-    size_t at = 0;
-    for (size_t i = 0; i + 11 < size && !at; i++)
-        if (data[i] == (0xa0 | 9) && memcmp(data + i + 1, "ms_per_mb", 9) == 0 && data[i + 10] == 0x94)
-            at = i + 11;
-    CHECK(at > 0);
-    CHECK_EQ(data[at], 0xcb);
-    data[at + 1] ^= 0x80;
-    back = NULL;
-    CHECK_EQ(convsel_model_parse(data, size, "negative", &back), CONVSEL_CORRUPT);
-    CHECK(back == NULL);
-    CHECK_MSG(strstr(convsel_last_error(), "negative cold-read price") != NULL, "%s", convsel_last_error());
-    free(data);
+    check_negative_refused(m, "ms_per_mb", 0, "negative cold-read price");
 
     /* Refitting on nothing takes the prices away. */
     convsel_model *twice = reread(m, "twice");
@@ -1399,18 +1401,7 @@ static convsel_model *test_network_factor(const convsel_model *calibrated, const
     CHECK_NEAR(convsel_model_network_factor(back, cpu, j_wino, 2), want_wino, 1e-12);
     convsel_model_destroy(back);
     /* A negative factor (the sign bit of onednn_direct's at 1 thread) is refused. */
-    uint8_t *data;
-    size_t size;
-    CHECK_EQ(convsel_model_serialize(m, &data, &size), CONVSEL_OK);
-    size_t at = doubles_after(data, size, "factor", 0);
-    CHECK(at > 0);
-    size_t cell = j_direct * CONVSEL_REORDER_MODEL_THREADS;
-    CHECK_EQ(data[at + 9 * cell], 0xcb);
-    data[at + 9 * cell + 1] ^= 0x80;
-    back = NULL;
-    CHECK_EQ(convsel_model_parse(data, size, "negative", &back), CONVSEL_CORRUPT);
-    CHECK(back == NULL);
-    free(data);
+    check_negative_refused(m, "factor", j_direct * CONVSEL_REORDER_MODEL_THREADS, "negative in-network factor");
 
     /* Refitting on nothing takes the factors away. */
     convsel_model *twice = reread(m, "twice");

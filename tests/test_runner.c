@@ -350,12 +350,20 @@ static void test_shared_runners(void)
  * the networks it finds several layout pairs. A catalogue of one layout
  * gives no reorders, an empty one an error naming the layer.
  */
+/* Per catalogue index, every primitive but the reference (the caller frees it). */
+static unsigned char *all_but_reference(void)
+{
+    size_t n_prim = convsel_primitive_count();
+    unsigned char *allowed = calloc(n_prim, 1);
+    for (size_t p = 0; allowed && p < n_prim; p++)
+        allowed[p] = !convsel_primitive_is_reference(p);
+    return allowed;
+}
+
 static void test_reorder_probe(void)
 {
     size_t n_prim = convsel_primitive_count(), im2col;
-    unsigned char *allowed = calloc(n_prim, 1);
-    for (size_t p = 0; p < n_prim; p++)
-        allowed[p] = !convsel_primitive_is_reference(p);
+    unsigned char *allowed = all_but_reference();
     int pairs[CONVSEL_LAYOUT_COUNT][CONVSEL_LAYOUT_COUNT] = {{0}};
     size_t total = 0;
     for (size_t t = 0; t < CONVSEL_ARRAY_SIZE(networks); t++) {
@@ -441,9 +449,7 @@ static void test_reorder_probe(void)
 static void test_cold_probe(void)
 {
     size_t n_prim = convsel_primitive_count(), im2col;
-    unsigned char *allowed = calloc(n_prim, 1);
-    for (size_t p = 0; p < n_prim; p++)
-        allowed[p] = !convsel_primitive_is_reference(p);
+    unsigned char *allowed = all_but_reference();
     convsel_network *net = network_from_text("mb1ic3ih16oc16oh16kh3ph1n\"first\"\n"
                                              "mb1ic16ih16oc16oh16kh3ph1n\"fed\"\n"
                                              "mb1ic8ih8oc16oh8kh3ph1n\"apart\"\n");
@@ -543,9 +549,7 @@ static void test_cold_probe(void)
 static void test_conv_probe(void)
 {
     size_t n_prim = convsel_primitive_count(), im2col;
-    unsigned char *allowed = calloc(n_prim, 1);
-    for (size_t p = 0; p < n_prim; p++)
-        allowed[p] = !convsel_primitive_is_reference(p);
+    unsigned char *allowed = all_but_reference();
     convsel_network *net = network_from_text("mb1ic3ih16oc16oh16kh3ph1n\"first\"\n"
                                              "mb1ic16ih16oc16oh16kh3ph1n\"fed\"\n"
                                              "mb1ic8ih8oc16oh8kh1n\"apart\"\n");

@@ -400,6 +400,30 @@ static int path_push(int argc, char **argv, int *i, const char **list, size_t *n
     return 1;
 }
 
+/* " at 1 thread", " at 2 threads", ..., " at 4+ threads": thread slot t. */
+static void text_slot(int t)
+{
+    printf(" at %d%s thread%s", t + 1, t + 1 == CONVSEL_REORDER_MODEL_THREADS ? "+" : "", t ? "s" : "");
+}
+
+/* A value per measured thread slot (v[t] > 0) as a JSON object keyed "1",
+ * "2", "3", "4+"; with lo and hi, each value is [lo, v, hi]. */
+static void json_slots(const double *v, const double *lo, const double *hi)
+{
+    putchar('{');
+    for (int t = 0, first = 1; t < CONVSEL_REORDER_MODEL_THREADS; t++) {
+        if (!(v[t] > 0))
+            continue;
+        printf("%s\"%d%s\": ", first ? "" : ", ", t + 1, t + 1 == CONVSEL_REORDER_MODEL_THREADS ? "+" : "");
+        if (lo && hi)
+            printf("[%.4f, %.4f, %.4f]", lo[t], v[t], hi[t]);
+        else
+            printf("%.4f", v[t]);
+        first = 0;
+    }
+    putchar('}');
+}
+
 /* ---------------------------------------------------------------- probes in networks */
 
 /* Each (network, thread count) is timed for about this long after warming up. */
@@ -860,31 +884,15 @@ int cmd_calibrate(int argc, char **argv)
         json_string(info.cpu.model_name);
         printf(", \"isa\": ");
         json_string(convsel_isa_name(info.cpu.isa_cap));
-        printf(", \"reorder_samples\": %zu, \"reorder_seconds\": %.3f, \"reorder_scale\": {", info.reorder_samples,
+        printf(", \"reorder_samples\": %zu, \"reorder_seconds\": %.3f, \"reorder_scale\": ", info.reorder_samples,
                reorder_s);
-        for (int t = 0, first = 1; t < CONVSEL_REORDER_MODEL_THREADS; t++)
-            if (info.reorder_by_threads[t] > 0) {
-                printf("%s\"%d%s\": %.4f", first ? "" : ", ", t + 1, t + 1 == CONVSEL_REORDER_MODEL_THREADS ? "+" : "",
-                       info.reorder_by_threads[t]);
-                first = 0;
-            }
-        printf("}, \"cold_samples\": %zu, \"cold_seconds\": %.3f, \"cold_ms_per_mb\": {", info.cold_samples, cold_s);
-        for (int t = 0, first = 1; t < CONVSEL_REORDER_MODEL_THREADS; t++)
-            if (info.cold_ms_per_mb[t] > 0) {
-                printf("%s\"%d%s\": %.4f", first ? "" : ", ", t + 1, t + 1 == CONVSEL_REORDER_MODEL_THREADS ? "+" : "",
-                       info.cold_ms_per_mb[t]);
-                first = 0;
-            }
-        printf("}, \"network_samples\": %zu, \"network_seconds\": %.3f, \"network_factor\": {",
-               info.network_samples, network_s);
-        for (int t = 0, first = 1; t < CONVSEL_REORDER_MODEL_THREADS; t++)
-            if (info.network_geo[t] > 0) {
-                printf("%s\"%d%s\": [%.4f, %.4f, %.4f]", first ? "" : ", ", t + 1,
-                       t + 1 == CONVSEL_REORDER_MODEL_THREADS ? "+" : "", info.network_min[t], info.network_geo[t],
-                       info.network_max[t]);
-                first = 0;
-            }
-        printf("}, \"output\": ");
+        json_slots(info.reorder_by_threads, NULL, NULL);
+        printf(", \"cold_samples\": %zu, \"cold_seconds\": %.3f, \"cold_ms_per_mb\": ", info.cold_samples, cold_s);
+        json_slots(info.cold_ms_per_mb, NULL, NULL);
+        printf(", \"network_samples\": %zu, \"network_seconds\": %.3f, \"network_factor\": ", info.network_samples,
+               network_s);
+        json_slots(info.network_geo, info.network_min, info.network_max);
+        printf(", \"output\": ");
         json_string(out_path);
         printf("}\n");
     } else {
@@ -909,28 +917,31 @@ int cmd_calibrate(int argc, char **argv)
         if (info.reorder_samples) {
             printf("  %zu reorders timed inside networks: the model's reorder prices", info.reorder_samples);
             for (int t = 0; t < CONVSEL_REORDER_MODEL_THREADS; t++)
-                if (info.reorder_by_threads[t] > 0)
-                    printf(" x%.2f at %d%s thread%s", info.reorder_by_threads[t], t + 1,
-                           t + 1 == CONVSEL_REORDER_MODEL_THREADS ? "+" : "", t ? "s" : "");
+                if (info.reorder_by_threads[t] > 0) {
+                    printf(" x%.2f", info.reorder_by_threads[t]);
+                    text_slot(t);
+                }
             printf(" (per layout pair in the model)\n");
         }
         if (info.cold_samples) {
             printf("  %zu cold reads timed inside networks: reading a layer's input from memory costs",
                    info.cold_samples);
             for (int t = 0; t < CONVSEL_REORDER_MODEL_THREADS; t++)
-                if (info.cold_ms_per_mb[t] > 0)
-                    printf(" %.3f ms/MB at %d%s thread%s", info.cold_ms_per_mb[t], t + 1,
-                           t + 1 == CONVSEL_REORDER_MODEL_THREADS ? "+" : "", t ? "s" : "");
+                if (info.cold_ms_per_mb[t] > 0) {
+                    printf(" %.3f ms/MB", info.cold_ms_per_mb[t]);
+                    text_slot(t);
+                }
             printf("\n");
         }
         if (info.network_samples) {
             printf("  %zu convolutions timed inside networks against alone: the model's predictions",
                    info.network_samples);
             for (int t = 0; t < CONVSEL_REORDER_MODEL_THREADS; t++)
-                if (info.network_geo[t] > 0)
-                    printf(" x%.2f (x%.2f-x%.2f by primitive) at %d%s thread%s", info.network_geo[t],
-                           info.network_min[t], info.network_max[t], t + 1,
-                           t + 1 == CONVSEL_REORDER_MODEL_THREADS ? "+" : "", t ? "s" : "");
+                if (info.network_geo[t] > 0) {
+                    printf(" x%.2f (x%.2f-x%.2f by primitive)", info.network_geo[t], info.network_min[t],
+                           info.network_max[t]);
+                    text_slot(t);
+                }
             printf(" in selection\n");
         }
         printf("  %.1f s (profiling %.1f s, reorders %.1f s, cold reads %.1f s, convolutions in networks %.1f s); "
