@@ -70,7 +70,7 @@ convsel_status convsel_conv_probe(const convsel_network *network, int threads, c
         for (size_t i = 0; i < plan->n_layers && st == CONVSEL_OK; i++) {
             if (!on[i])
                 continue;
-            convsel_conv_sample s = {p, threads, 0.0, 0.0};
+            convsel_conv_sample s = {p, threads, 0.0, 0.0, plan->layers[i].problem};
             double reorder_ms;
             if ((st = convsel_runner_layer_ms(runner, i, &s.network_ms, &reorder_ms)) == CONVSEL_OK &&
                 (st = convsel_runner_layer_alone_ms(runner, i, ALONE_REPS, &s.alone_ms)) == CONVSEL_OK &&

@@ -23,13 +23,22 @@ size_t convsel_model_costs_priced_as(const convsel_model_costs *mc, const convse
     return as;
 }
 
+/* A prediction alone as a network pays it, where the model's calibration
+ * for the CPU timed convolutions inside networks. */
+static double in_network_ms(const convsel_model_costs *mc, const convsel_problem *problem, int threads, size_t j,
+                            double alone_ms)
+{
+    return alone_ms * convsel_model_network_factor(mc->model, &mc->cpu, j, threads) +
+           convsel_model_network_weights_ms(mc->model, &mc->cpu, j, problem, threads);
+}
+
 static convsel_status model_conv(void *ctx, const convsel_problem *problem, int threads, size_t primitive, double *ms)
 {
     const convsel_model_costs *mc = ctx;
     size_t as = convsel_model_costs_priced_as(mc, problem, threads, primitive), j;
     convsel_status st = convsel_model_predict_ms(mc->model, problem, threads, as, &mc->cpu, ms);
     if (st == CONVSEL_OK && convsel_model_primitive_find(mc->model, convsel_primitive_name(as), &j) == CONVSEL_OK)
-        *ms *= convsel_model_network_factor(mc->model, &mc->cpu, j, threads);
+        *ms = in_network_ms(mc, problem, threads, j, *ms);
     return st;
 }
 
@@ -79,7 +88,7 @@ static convsel_status model_conv_batch(void *ctx, size_t n, const convsel_proble
     }
     convsel_status st = m ? convsel_model_predict_batch(mc->model, queries, m, out) : CONVSEL_OK;
     for (size_t i = 0; st == CONVSEL_OK && i < m; i++)
-        ms[slot[i]] = out[i] * convsel_model_network_factor(mc->model, &mc->cpu, queries[i].primitive, threads);
+        ms[slot[i]] = in_network_ms(mc, problems[slot[i]], threads, queries[i].primitive, out[i]);
     free(queries);
     free(slot);
     free(out);

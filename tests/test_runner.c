@@ -590,8 +590,12 @@ static void test_conv_probe(void)
     allowed[im2col] = 1;
     CHECK_EQ(convsel_conv_probe(net, 2, allowed, 0.01, 1, &s, &n), CONVSEL_OK);
     CHECK_EQ(n, 3);
-    for (size_t i = 0; i < n; i++)
+    for (size_t i = 0; i < n; i++) {
         CHECK(s[i].primitive == im2col && s[i].threads == 2);
+        /* Each sample carries its layer's problem, in the network's order. */
+        CHECK(i >= convsel_network_size(net) || strcmp(s[i].problem.name, convsel_network_layer(net, i)->name) == 0);
+        CHECK(i >= convsel_network_size(net) || s[i].problem.ic == convsel_network_layer(net, i)->ic);
+    }
     free(s);
     s = NULL;
     n = 0;

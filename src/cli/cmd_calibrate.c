@@ -62,9 +62,9 @@ static void usage(FILE *out)
             "                     network always; default 2; 0: not at all, plans price no cold reads)\n"
             "  --network-time-s S experimental: about how long to time each primitive's convolutions\n"
             "                     inside the pool's networks against alone, network by network at\n"
-            "                     every thread count (the first network always), and scale the\n"
-            "                     model's predictions in selection by them (default 0: off; mixed\n"
-            "                     end to end, docs/transfer.md)\n"
+            "                     every thread count (the first network always), and price the\n"
+            "                     model's predictions in selection as a factor and a price per MB of\n"
+            "                     weights fitted to them (default 0: off; docs/transfer.md)\n"
             "  --data FILE        also save the measured samples as a dataset\n"
             "  --from-data FILE   calibrate from a dataset profiled on the target CPU; nothing is\n"
             "                     measured\n"
@@ -892,7 +892,15 @@ int cmd_calibrate(int argc, char **argv)
         printf(", \"network_samples\": %zu, \"network_seconds\": %.3f, \"network_factor\": ", info.network_samples,
                network_s);
         json_slots(info.network_geo, info.network_min, info.network_max);
-        printf(", \"output\": ");
+        printf(", \"network_ms_per_mb\": {");
+        for (int t = 0, first = 1; t < CONVSEL_REORDER_MODEL_THREADS; t++)
+            if (info.network_geo[t] > 0) {
+                printf("%s\"%d%s\": [%.4f, %.4f]", first ? "" : ", ", t + 1,
+                       t + 1 == CONVSEL_REORDER_MODEL_THREADS ? "+" : "", info.network_price_min[t],
+                       info.network_price_max[t]);
+                first = 0;
+            }
+        printf("}, \"output\": ");
         json_string(out_path);
         printf("}\n");
     } else {
@@ -938,8 +946,9 @@ int cmd_calibrate(int argc, char **argv)
                    info.network_samples);
             for (int t = 0; t < CONVSEL_REORDER_MODEL_THREADS; t++)
                 if (info.network_geo[t] > 0) {
-                    printf(" x%.2f (x%.2f-x%.2f by primitive)", info.network_geo[t], info.network_min[t],
-                           info.network_max[t]);
+                    printf(" x%.2f (x%.2f-x%.2f by primitive) plus %.3f-%.3f ms per MB of weights",
+                           info.network_geo[t], info.network_min[t], info.network_max[t],
+                           info.network_price_min[t], info.network_price_max[t]);
                     text_slot(t);
                 }
             printf(" in selection\n");
