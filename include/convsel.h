@@ -1480,12 +1480,9 @@ typedef struct convsel_calibration_info {
     double cold_ms_per_mb[CONVSEL_REORDER_MODEL_THREADS];
     /* Convolutions timed inside networks against alone
      * (convsel_model_calibrate_network; 0: none) and, per thread slot, the
-     * least, geometric mean and largest of the primitives' factors, and the
-     * least and largest of their prices per MB of weights (0: the slot was
-     * not measured). */
+     * least and largest of the primitives' prices per MB of weights (both
+     * 0: no primitive pays anything there). */
     size_t network_samples;
-    double network_min[CONVSEL_REORDER_MODEL_THREADS], network_geo[CONVSEL_REORDER_MODEL_THREADS],
-        network_max[CONVSEL_REORDER_MODEL_THREADS];
     double network_price_min[CONVSEL_REORDER_MODEL_THREADS], network_price_max[CONVSEL_REORDER_MODEL_THREADS];
 } convsel_calibration_info;
 
@@ -1523,27 +1520,24 @@ double convsel_model_cold_read_ms(const convsel_model *model, const convsel_fing
                                   int64_t h, int64_t w, convsel_layout layout, int threads);
 
 /*
- * Prices running inside a network for cpu, on which model must already be
- * calibrated (NOT_FOUND otherwise), from convsel_conv_probe's samples: per
- * model primitive (the first CONVSEL_NETWORK_PRIMITIVES of the model's) and
- * thread slot, the least-squares fit of network = factor × alone + price ×
- * the layer's plain weights in MB (weights a network has evicted since the
- * layer last ran), with three average samples' weight on a factor of 1 and
- * no price, the factor clamped to [0.5, 4] and the price to [0, 1] ms per
- * MB (a negative price is refitted as none). The selector's cost source
- * (convsel_model_costs_source) then prices that primitive's layers so;
- * predict, eval and transfer still compare with times alone, as profiled,
- * and do not. Samples of primitives the model does not know are skipped.
- * Refitting replaces what an earlier call fitted. Returns OK,
- * INVALID_ARGUMENT (a sample with no primitive, threads or valid problem, or
- * a time that is not positive and finite) or NOT_FOUND.
+ * Prices the weights each primitive's convolutions read inside a network
+ * (evicted by the layers that ran since) for cpu, on which model must
+ * already be calibrated (NOT_FOUND otherwise), from convsel_conv_probe's
+ * samples: per model primitive (the first CONVSEL_NETWORK_PRIMITIVES of the
+ * model's) and thread slot, its samples' time in the network minus alone
+ * over their layers' plain weights in MB plus one MB read for free (a prior,
+ * so that a few small layers' noise prices little), clamped to [0, 1] ms
+ * per MB. The selector's cost source (convsel_model_costs_source) then adds
+ * that price times a layer's weights to the primitive's prediction; predict,
+ * eval and transfer still compare with times alone, as profiled, and do
+ * not. Samples of primitives the model does not know are skipped. Refitting
+ * replaces what an earlier call fitted. Returns OK, INVALID_ARGUMENT (a
+ * sample with no primitive, threads or valid problem, or a time that is not
+ * positive and finite) or NOT_FOUND.
  */
 #define CONVSEL_NETWORK_PRIMITIVES 32
 convsel_status convsel_model_calibrate_network(convsel_model *model, const convsel_fingerprint *cpu,
                                                const convsel_conv_sample *samples, size_t n);
-/* The factor on model primitive j's predictions inside a network on cpu at
- * threads: 1 unless its calibration for cpu measured one. */
-double convsel_model_network_factor(const convsel_model *model, const convsel_fingerprint *cpu, size_t j, int threads);
 /* What model primitive j adds inside a network on cpu at threads for
  * problem's weights: 0 unless its calibration for cpu measured a price. */
 double convsel_model_network_weights_ms(const convsel_model *model, const convsel_fingerprint *cpu, size_t j,

@@ -146,24 +146,14 @@ convsel_status convsel_model_calibration(const convsel_model *model, size_t i, c
     memcpy(info->cold_ms_per_mb, cal->cold_ms_per_mb, sizeof info->cold_ms_per_mb);
     info->network_samples = (size_t)cal->network_samples;
     for (int t = 0; t < CONVSEL_REORDER_MODEL_THREADS; t++) {
-        double lo = 0.0, hi = 0.0, log_sum = 0.0, price_lo = 0.0, price_hi = 0.0;
-        int k = 0;
-        for (size_t j = 0; j < CONVSEL_NETWORK_PRIMITIVES; j++) {
-            double f = cal->network_factor[j][t], price = cal->network_ms_per_mb[j][t];
-            if (!(f > 0))
-                continue;
-            lo = k == 0 || f < lo ? f : lo;
-            hi = k == 0 || f > hi ? f : hi;
-            price_lo = k == 0 || price < price_lo ? price : price_lo;
-            price_hi = k == 0 || price > price_hi ? price : price_hi;
-            log_sum += log(f);
-            k++;
+        double lo = 0.0, hi = 0.0;
+        for (size_t j = 0; j < CONVSEL_NETWORK_PRIMITIVES && j < cal->n_primitives; j++) {
+            double price = cal->network_ms_per_mb[j][t];
+            lo = j == 0 || price < lo ? price : lo;
+            hi = j == 0 || price > hi ? price : hi;
         }
-        info->network_min[t] = lo;
-        info->network_max[t] = hi;
-        info->network_geo[t] = k ? exp(log_sum / k) : 0.0;
-        info->network_price_min[t] = price_lo;
-        info->network_price_max[t] = price_hi;
+        info->network_price_min[t] = lo;
+        info->network_price_max[t] = hi;
     }
     return CONVSEL_OK;
 }

@@ -77,11 +77,9 @@ typedef struct convsel_calibration {
     uint64_t cold_samples;
     double cold_ms_per_mb[CONVSEL_REORDER_MODEL_THREADS];
     /* Convolutions inside networks on cpu (convsel_model_calibrate_network):
-     * model primitive j's prediction at a thread slot times network_factor
-     * (0 where nothing was measured: 1) plus network_ms_per_mb times the
-     * layer's plain weights in MB. */
+     * what model primitive j's layers pay at a thread slot per MB of their
+     * plain weights, 0 where nothing was measured. */
     uint64_t network_samples;
-    double network_factor[CONVSEL_NETWORK_PRIMITIVES][CONVSEL_REORDER_MODEL_THREADS];
     double network_ms_per_mb[CONVSEL_NETWORK_PRIMITIVES][CONVSEL_REORDER_MODEL_THREADS];
 } convsel_calibration;
 

@@ -156,14 +156,13 @@ static int pack_calibration_cold(msgpack_packer *pk, const convsel_calibration *
            KEY("ms_per_mb") || pack_doubles(pk, cal->cold_ms_per_mb, CONVSEL_REORDER_MODEL_THREADS);
 }
 
-/* A calibration's factors and weights prices inside networks (written only when it has them). */
+/* A calibration's weights prices inside networks (written only when it has them). */
 enum { NETWORK_CELLS = CONVSEL_NETWORK_PRIMITIVES * CONVSEL_REORDER_MODEL_THREADS };
 
 static int pack_calibration_network(msgpack_packer *pk, const convsel_calibration *cal)
 {
-    return KEY("in_network") || msgpack_pack_map(pk, 3) || KEY("samples") ||
-           msgpack_pack_uint64(pk, cal->network_samples) || KEY("factor") ||
-           pack_doubles(pk, &cal->network_factor[0][0], NETWORK_CELLS) || KEY("ms_per_mb") ||
+    return KEY("in_network") || msgpack_pack_map(pk, 2) || KEY("samples") ||
+           msgpack_pack_uint64(pk, cal->network_samples) || KEY("ms_per_mb") ||
            pack_doubles(pk, &cal->network_ms_per_mb[0][0], NETWORK_CELLS);
 }
 
@@ -1076,59 +1075,39 @@ static void parse_calibration_reorders(cursor *c, convsel_calibration *cal)
             fail(c, CONVSEL_CORRUPT, "a negative reorder scale in a calibration");
 }
 
-/* One array of numbers >= 0 in an optional map of a calibration: its key,
- * where it goes, what naming one number in errors, and whether the map must
- * have it (one that need not is left as it is, zeros). */
-typedef struct {
-    const char *key;
-    double *v;
-    const char *what;
-    int required;
-} counted_cells;
-
-static void parse_cell_array(cursor *c, const counted_cells *cells, size_t n_values)
+/* An optional map of a calibration: {"samples": uint >= 1, key: n numbers
+ * >= 0} (cold-read prices, in-network weights prices), what naming one number in
+ * errors. Another count of numbers is VERSION_MISMATCH (a build with other
+ * thread slots or primitives). */
+static void parse_counted_cells(cursor *c, const char *key, uint64_t *samples, double *v, size_t n_values,
+                                const char *what)
 {
     char msg[128];
-    size_t nv = read_array(c);
-    snprintf(msg, sizeof msg, "a calibration's %ss are not this build's", cells->what);
-    if (c->status == CONVSEL_OK && nv != n_values)
-        fail(c, CONVSEL_VERSION_MISMATCH, msg);
-    snprintf(msg, sizeof msg, "a negative %s in a calibration", cells->what);
-    for (size_t t = 0; t < nv && c->status == CONVSEL_OK; t++) {
-        cells->v[t] = read_finite(c, cells->what);
-        if (c->status == CONVSEL_OK && cells->v[t] < 0)
-            fail(c, CONVSEL_CORRUPT, msg);
-    }
-}
-
-/* An optional map of a calibration: {"samples": uint >= 1} and the arrays
- * of cells (n of them; cold-read prices, in-network factors and prices),
- * n_values numbers each. Another count of numbers is VERSION_MISMATCH (a
- * build with other thread slots or primitives). */
-static void parse_counted_cells(cursor *c, uint64_t *samples, const counted_cells *cells, size_t n, size_t n_values)
-{
-    char msg[128];
-    size_t n_keys = read_map(c), len;
+    size_t n = read_map(c), len;
     const char *k;
-    unsigned seen = 0, required = 1;
-    for (size_t a = 0; a < n; a++)
-        required |= cells[a].required ? 2u << a : 0;
-    for (size_t i = 0; map_next(c, n_keys, &i, &k, &len);) {
-        size_t a = 0;
-        while (a < n && !(str_is(k, len, cells[a].key) && !(seen & 2u << a)))
-            a++;
+    unsigned seen = 0;
+    for (size_t i = 0; map_next(c, n, &i, &k, &len);) {
         if (str_is(k, len, "samples")) {
-            *samples = read_uint(c, cells[0].what);
+            *samples = read_uint(c, what);
             seen |= 1;
-        } else if (a < n) {
-            parse_cell_array(c, &cells[a], n_values);
-            seen |= 2u << a;
+        } else if (str_is(k, len, key) && !(seen & 2)) {
+            size_t nv = read_array(c);
+            snprintf(msg, sizeof msg, "a calibration's %ss are not this build's", what);
+            if (c->status == CONVSEL_OK && nv != n_values)
+                fail(c, CONVSEL_VERSION_MISMATCH, msg);
+            snprintf(msg, sizeof msg, "a negative %s in a calibration", what);
+            for (size_t t = 0; t < nv && c->status == CONVSEL_OK; t++) {
+                v[t] = read_finite(c, what);
+                if (c->status == CONVSEL_OK && v[t] < 0)
+                    fail(c, CONVSEL_CORRUPT, msg);
+            }
+            seen |= 2;
         } else {
             skip(c);
         }
     }
-    snprintf(msg, sizeof msg, "a calibration's %ss lack a field or samples", cells[0].what);
-    if (c->status == CONVSEL_OK && ((seen & required) != required || *samples == 0))
+    snprintf(msg, sizeof msg, "a calibration's %ss lack a field or samples", what);
+    if (c->status == CONVSEL_OK && (seen != 3 || *samples == 0))
         fail(c, CONVSEL_CORRUPT, msg);
 }
 
@@ -1183,16 +1162,14 @@ static void parse_calibration(cursor *c, convsel_calibration *cal)
             parse_calibration_reorders(c, cal);
             seen |= 512;
         } else if (str_is(k, len, "cold") && !(seen & 1024)) {
-            const counted_cells cells[] = {{"ms_per_mb", cal->cold_ms_per_mb, "cold-read price", 1}};
-            parse_counted_cells(c, &cal->cold_samples, cells, 1, CONVSEL_REORDER_MODEL_THREADS);
+            parse_counted_cells(c, "ms_per_mb", &cal->cold_samples, cal->cold_ms_per_mb,
+                                CONVSEL_REORDER_MODEL_THREADS, "cold-read price");
             seen |= 1024;
         } else if (str_is(k, len, "in_network") && !(seen & 2048)) {
-            /* Files of the thirty-sixth session have factors only. */
-            const counted_cells cells[] = {
-                {"factor", &cal->network_factor[0][0], "in-network factor", 1},
-                {"ms_per_mb", &cal->network_ms_per_mb[0][0], "in-network weights price", 0},
-            };
-            parse_counted_cells(c, &cal->network_samples, cells, 2, NETWORK_CELLS);
+            /* The thirty-sixth session's factors ("factor") are no longer
+             * read: a file with them alone is refused. */
+            parse_counted_cells(c, "ms_per_mb", &cal->network_samples, &cal->network_ms_per_mb[0][0], NETWORK_CELLS,
+                                "in-network weights price");
             seen |= 2048;
         } else {
             skip(c);

@@ -23,13 +23,12 @@ size_t convsel_model_costs_priced_as(const convsel_model_costs *mc, const convse
     return as;
 }
 
-/* A prediction alone as a network pays it, where the model's calibration
- * for the CPU timed convolutions inside networks. */
+/* A prediction alone as a network pays it: plus the layer's weights read
+ * from memory, where the model's calibration for the CPU priced them. */
 static double in_network_ms(const convsel_model_costs *mc, const convsel_problem *problem, int threads, size_t j,
                             double alone_ms)
 {
-    return alone_ms * convsel_model_network_factor(mc->model, &mc->cpu, j, threads) +
-           convsel_model_network_weights_ms(mc->model, &mc->cpu, j, problem, threads);
+    return alone_ms + convsel_model_network_weights_ms(mc->model, &mc->cpu, j, problem, threads);
 }
 
 static convsel_status model_conv(void *ctx, const convsel_problem *problem, int threads, size_t primitive, double *ms)

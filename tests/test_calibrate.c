@@ -1307,18 +1307,21 @@ static convsel_model *test_cold_price(const convsel_model *calibrated, const con
 }
 
 /*
- * Convolutions inside networks: per model primitive and thread slot, a
- * factor on the time alone and a price per MB of plain weights, fitted by
- * least squares with three average samples' weight on (1, 0): many exact
- * samples give back the truth, a lone one moves part of the way, a negative
- * price is refitted as none, a factor out of [0.5, 4] is clamped. Applied
- * by the selector's cost source only, never by predict; nothing for other
- * CPUs, slots or primitives not timed. Samples of primitives the model does
- * not know are skipped. The fit survives a file round trip, a file without
- * prices (the thirty-sixth session's) reads as none, a negative number is
- * refused, bad samples are refused, and refitting replaces the fit.
+ * Convolutions inside networks: per model primitive and thread slot, its
+ * samples' excess over alone over their plain weights' MB plus one free MB,
+ * clamped to [0, 1] ms per MB; added by the selector's cost source only,
+ * never by predict; nothing for other CPUs, slots or primitives not timed.
+ * Samples of primitives the model does not know are skipped. The prices
+ * survive a file round trip, a file of factors only (the thirty-sixth
+ * session's) and a negative price are refused, bad samples are refused,
+ * and refitting replaces the prices.
  */
-static convsel_model *test_network_factor(const convsel_model *calibrated, const convsel_fingerprint *cpu)
+static double sample_weights_mb(const convsel_conv_sample *s)
+{
+    return (double)convsel_problem_weights_elems(&s->problem) * 4 / 1e6;
+}
+
+static convsel_model *test_network_weights(const convsel_model *calibrated, const convsel_fingerprint *cpu)
 {
     convsel_model *m = reread(calibrated, "copy");
     CHECK(m->n_primitives >= 3);
@@ -1332,97 +1335,71 @@ static convsel_model *test_network_factor(const convsel_model *calibrated, const
     snprintf(m->primitives[2], sizeof m->primitives[2], "not_in_this_model");
     CHECK_EQ(convsel_model_primitive_find(m, "onednn_direct", &j_direct), CONVSEL_OK);
     CHECK_EQ(convsel_model_primitive_find(m, "winograd_4x4_3x3", &j_wino), CONVSEL_OK);
-    CHECK_EQ(convsel_model_network_factor(m, cpu, j_direct, 1), 1.0);
-    /* Layers of 16..512 channels, 3x3: plain weights of 0.009..9.4 MB. */
-    enum { N = 240 };
-    convsel_conv_sample s[N + 2];
+    convsel_problem big;
+    CHECK_EQ(convsel_problem_parse("mb1ic512ih7oc512oh7kh3ph1", &big), CONVSEL_OK);
+    const double big_mb = 512.0 * 512 * 9 * 4 / 1e6;
+    CHECK_EQ(convsel_model_network_weights_ms(m, cpu, j_direct, &big, 1), 0.0);
+    /* onednn_direct at 1 thread: layers of 16..512 channels, 3x3 (plain
+     * weights of 0.009..9.4 MB), each 0.08 ms per MB slower inside; plus a
+     * layer faster inside by 0.05 ms (noise is signed). */
+    enum { N = 60 };
+    convsel_conv_sample s[N + 3];
+    double sum_mb = 0.0, sum_excess = 0.0;
     for (size_t i = 0; i < N; i++) {
         char desc[96];
         const int64_t c = 16 << (i % 6), hw = 112 >> (i % 6);
         snprintf(desc, sizeof desc, "mb1ic%" PRId64 "ih%" PRId64 "oc%" PRId64 "oh%" PRId64 "kh3ph1", c, hw, c, hw);
         s[i] = (convsel_conv_sample){direct, 1, 0.0, 0.05 + 0.01 * (double)(i % 17), {0}};
         CHECK_EQ(convsel_problem_parse(desc, &s[i].problem), CONVSEL_OK);
-        /* onednn_direct at 1 thread: 1.2 x alone + 0.08 ms per MB, exactly. */
-        const double w_mb = (double)convsel_problem_weights_elems(&s[i].problem) * 4 / 1e6;
-        s[i].network_ms = 1.2 * s[i].alone_ms + 0.08 * w_mb;
+        s[i].network_ms = s[i].alone_ms + 0.08 * sample_weights_mb(&s[i]) - (i == 7 ? 0.05 : 0.0);
+        sum_mb += sample_weights_mb(&s[i]);
+        sum_excess += s[i].network_ms - s[i].alone_ms;
     }
-    /* winograd at 2 threads: one sample 1.3 x alone; im2col_gemm: the
-     * model does not know it. */
-    s[N] = s[N + 1] = s[0];
-    s[N].primitive = wino;
+    /* winograd at 2 threads: one small layer, much slower inside (the free
+     * MB keeps its price low); once faster inside (no negative price) at 1
+     * thread; im2col_gemm: the model does not know it. */
+    s[N] = s[N + 1] = s[N + 2] = s[0];
+    s[N].primitive = s[N + 1].primitive = wino;
     s[N].threads = 2;
-    s[N].network_ms = 1.3 * s[N].alone_ms;
-    s[N + 1].primitive = gemm;
-    const size_t n = N + 2;
-    CHECK_EQ(convsel_model_calibrate_network(m, cpu, s, n), CONVSEL_OK);
-    const double f_direct = convsel_model_network_factor(m, cpu, j_direct, 1);
-    const double f_wino = convsel_model_network_factor(m, cpu, j_wino, 2);
-    convsel_problem big;
-    CHECK_EQ(convsel_problem_parse("mb1ic512ih7oc512oh7kh3ph1", &big), CONVSEL_OK);
-    const double big_mb = 512.0 * 512 * 9 * 4 / 1e6;
-    const double w_direct = convsel_model_network_weights_ms(m, cpu, j_direct, &big, 1);
-    CHECK_NEAR(f_direct, 1.2, 0.02);
-    CHECK_NEAR(w_direct / big_mb, 0.08, 0.08 * 0.03);
-    /* The lone sample: its time moves part of the way from alone, pulled
-     * back by the prior. */
-    const double lone_ms = s[N].alone_ms * f_wino + convsel_model_network_weights_ms(m, cpu, j_wino, &s[N].problem, 2);
-    CHECK(lone_ms > 1.05 * s[N].alone_ms && lone_ms < 1.25 * s[N].alone_ms);
-    CHECK_EQ(convsel_model_network_factor(m, cpu, j_direct, 2), 1.0);
+    s[N].network_ms = s[N].alone_ms + 0.2;
+    s[N + 1].network_ms = s[N + 1].alone_ms * 0.5;
+    s[N + 2].primitive = gemm;
+    const size_t n = N + 3;
+    CHECK_MSG(convsel_model_calibrate_network(m, cpu, s, n) == CONVSEL_OK, "%s", convsel_last_error());
+    const double want_direct = sum_excess / (sum_mb + 1.0);
+    CHECK(want_direct > 0.05 && want_direct < 0.08); /* the free MB and the fast layer pull it down */
+    CHECK_NEAR(convsel_model_network_weights_ms(m, cpu, j_direct, &big, 1), want_direct * big_mb, 1e-9);
+    const double want_wino = 0.2 / (sample_weights_mb(&s[N]) + 1.0);
+    CHECK_NEAR(convsel_model_network_weights_ms(m, cpu, j_wino, &big, 2), want_wino * big_mb, 1e-9);
+    CHECK_EQ(convsel_model_network_weights_ms(m, cpu, j_wino, &big, 1), 0.0);
     CHECK_EQ(convsel_model_network_weights_ms(m, cpu, j_direct, &big, 2), 0.0);
-    CHECK_EQ(convsel_model_network_factor(m, cpu, j_wino, 1), 1.0);
-    CHECK_EQ(convsel_model_network_factor(m, cpu, CONVSEL_NETWORK_PRIMITIVES, 1), 1.0);
+    CHECK_EQ(convsel_model_network_weights_ms(m, cpu, 2, &big, 1), 0.0);
     CHECK_EQ(convsel_model_network_weights_ms(m, cpu, CONVSEL_NETWORK_PRIMITIVES, &big, 1), 0.0);
     convsel_calibration_info info;
     CHECK_EQ(convsel_model_calibration(m, 0, &info), CONVSEL_OK);
     CHECK_EQ(info.network_samples, n - 1);
-    CHECK_NEAR(info.network_geo[0], f_direct, 1e-12);
-    CHECK_NEAR(info.network_price_max[0], w_direct / big_mb, 1e-12);
-    CHECK_NEAR(info.network_min[1], f_wino, 1e-12);
-    CHECK_NEAR(info.network_max[1], f_wino, 1e-12);
-    CHECK_EQ(info.network_geo[2], 0.0);
-
-    /* Faster inside than alone on the largest weights: no negative price,
-     * the factor alone. */
-    convsel_conv_sample neg[N];
-    for (size_t i = 0; i < N; i++) {
-        neg[i] = s[i];
-        const double w_mb = (double)convsel_problem_weights_elems(&s[i].problem) * 4 / 1e6;
-        neg[i].network_ms = 1.1 * s[i].alone_ms - 0.001 * w_mb;
-    }
-    convsel_model *negative = reread(m, "negative price");
-    CHECK_EQ(convsel_model_calibrate_network(negative, cpu, neg, N), CONVSEL_OK);
-    CHECK_EQ(convsel_model_network_weights_ms(negative, cpu, j_direct, &big, 1), 0.0);
-    const double f_neg = convsel_model_network_factor(negative, cpu, j_direct, 1);
-    CHECK(f_neg > 1.0 && f_neg < 1.1);
-    convsel_model_destroy(negative);
-    /* Many samples far off: clamped. */
-    convsel_conv_sample many[40];
-    for (int i = 0; i < 40; i++) {
-        many[i] = s[i % 6];
-        many[i].network_ms = (i < 20 ? 10.0 : 0.01) * many[i].alone_ms;
-    }
+    CHECK_EQ(info.network_price_min[0], 0.0);
+    CHECK_NEAR(info.network_price_max[0], want_direct, 1e-12);
+    CHECK_NEAR(info.network_price_max[1], want_wino, 1e-12);
+    CHECK_EQ(info.network_price_max[2], 0.0);
+    /* A layer far slower: clamped. */
+    convsel_conv_sample slow = s[5];
+    slow.network_ms = slow.alone_ms + 1000.0;
     convsel_model *clamped = reread(m, "clamped");
-    CHECK_EQ(convsel_model_calibrate_network(clamped, cpu, many, 20), CONVSEL_OK);
-    CHECK_NEAR(convsel_model_network_factor(clamped, cpu, j_direct, 1), 4.0, 1e-12);
-    CHECK(convsel_model_network_weights_ms(clamped, cpu, j_direct, &big, 1) > 0.0);
-    CHECK_EQ(convsel_model_calibrate_network(clamped, cpu, many + 20, 20), CONVSEL_OK);
-    CHECK_NEAR(convsel_model_network_factor(clamped, cpu, j_direct, 1), 0.5, 1e-12);
-    CHECK_EQ(convsel_model_network_weights_ms(clamped, cpu, j_direct, &big, 1), 0.0);
+    CHECK_EQ(convsel_model_calibrate_network(clamped, cpu, &slow, 1), CONVSEL_OK);
+    CHECK_NEAR(convsel_model_network_weights_ms(clamped, cpu, j_direct, &big, 1), big_mb, 1e-9);
     convsel_model_destroy(clamped);
     /* Another CPU: nothing. */
     convsel_fingerprint other = *cpu;
     snprintf(other.model_name, sizeof other.model_name, "another CPU");
-    CHECK_EQ(convsel_model_network_factor(m, &other, j_direct, 1), 1.0);
     CHECK_EQ(convsel_model_network_weights_ms(m, &other, j_direct, &big, 1), 0.0);
-    /* The selector's price carries the fit; predict does not. */
+    /* The selector's price carries it; predict does not. */
     double predicted = 0.0, priced = 0.0;
     CHECK_EQ(convsel_model_predict_ms(m, &big, 1, direct, cpu, &predicted), CONVSEL_OK);
     convsel_model_costs mc = {.model = m, .cpu = *cpu, .ignore_runs_as = 1};
     convsel_cost_source costs = convsel_model_costs_source(&mc);
     CHECK_EQ(costs.conv_ms(costs.ctx, &big, 1, direct, &priced), CONVSEL_OK);
-    const double want = predicted * f_direct + w_direct;
-    CHECK(w_direct > 0.1 * want); /* the weights count */
-    CHECK_NEAR(priced, want, 1e-9 * want);
+    CHECK_NEAR(priced, predicted + want_direct * big_mb, 1e-9 * priced);
     const convsel_problem *batch[1] = {&big};
     size_t prims[1] = {direct};
     double batch_ms[1] = {0};
@@ -1449,40 +1426,35 @@ static convsel_model *test_network_factor(const convsel_model *calibrated, const
     CHECK_EQ(convsel_model_calibrate_network(m, cpu, &bad, 1), CONVSEL_INVALID_ARGUMENT);
     CHECK_EQ(convsel_model_calibrate_network(m, &other, s, n), CONVSEL_NOT_FOUND);
     CHECK_EQ(convsel_model_calibrate_network(m, NULL, s, n), CONVSEL_INVALID_ARGUMENT);
-    CHECK_NEAR(convsel_model_network_factor(m, cpu, j_direct, 1), f_direct, 1e-12);
-    CHECK_NEAR(convsel_model_network_weights_ms(m, cpu, j_direct, &big, 1), w_direct, 1e-12);
+    CHECK_NEAR(convsel_model_network_weights_ms(m, cpu, j_direct, &big, 1), want_direct * big_mb, 1e-9);
 
-    /* A file round trip keeps the fit. */
+    /* A file round trip keeps the prices. */
     convsel_model *back = reread(m, "round trip");
-    CHECK_NEAR(convsel_model_network_factor(back, cpu, j_wino, 2), f_wino, 1e-12);
-    CHECK_NEAR(convsel_model_network_weights_ms(back, cpu, j_direct, &big, 1), w_direct, 1e-12);
+    CHECK_NEAR(convsel_model_network_weights_ms(back, cpu, j_wino, &big, 2), want_wino * big_mb, 1e-9);
     convsel_model_destroy(back);
-    /* A file whose in-network map has factors only reads with no prices. */
+    /* A file whose in-network map has another key in place of the prices
+     * (the thirty-sixth session's factors) is refused, naming them. */
     uint8_t *data = NULL;
     size_t size = 0;
     CHECK_EQ(convsel_model_serialize(m, &data, &size), CONVSEL_OK);
-    const size_t factor_at = doubles_after(data, size, "factor", 0);
-    const size_t price_at = doubles_after(data, size, "ms_per_mb", factor_at);
-    CHECK(factor_at > 0 && price_at > factor_at);
+    const size_t cold_at = doubles_after(data, size, "ms_per_mb", 0);
+    const size_t price_at = doubles_after(data, size, "ms_per_mb", cold_at);
+    CHECK(cold_at > 0 && price_at > cold_at);
     const size_t key_at = price_at - 3 - strlen("ms_per_mb"); /* a 16-bit array header follows the key */
     CHECK(memcmp(data + key_at, "ms_per_mb", strlen("ms_per_mb")) == 0);
-    data[key_at] = 'x'; /* an unknown key, skipped */
+    data[key_at] = 'x';
     convsel_model *old = NULL;
-    CHECK_EQ(convsel_model_parse(data, size, "factors only", &old), CONVSEL_OK);
-    CHECK_NEAR(convsel_model_network_factor(old, cpu, j_direct, 1), f_direct, 1e-12);
-    CHECK_EQ(convsel_model_network_weights_ms(old, cpu, j_direct, &big, 1), 0.0);
-    convsel_model_destroy(old);
+    CHECK_EQ(convsel_model_parse(data, size, "factors", &old), CONVSEL_CORRUPT);
+    CHECK(old == NULL);
+    CHECK_MSG(strstr(convsel_last_error(), "in-network weights prices lack") != NULL, "%s", convsel_last_error());
     free(data);
-    /* A negative factor (the sign bit of onednn_direct's at 1 thread) or
-     * price is refused. */
-    check_negative_refused(m, NULL, "factor", j_direct * CONVSEL_REORDER_MODEL_THREADS, "negative in-network factor");
-    check_negative_refused(m, "factor", "ms_per_mb", j_direct * CONVSEL_REORDER_MODEL_THREADS,
+    /* A negative price (the sign bit of onednn_direct's at 1 thread) is refused. */
+    check_negative_refused(m, "ms_per_mb", "ms_per_mb", j_direct * CONVSEL_REORDER_MODEL_THREADS,
                            "negative in-network weights price");
 
-    /* Refitting on nothing takes the fit away. */
+    /* Refitting on nothing takes the prices away. */
     convsel_model *twice = reread(m, "twice");
     CHECK_EQ(convsel_model_calibrate_network(twice, cpu, NULL, 0), CONVSEL_OK);
-    CHECK_EQ(convsel_model_network_factor(twice, cpu, j_direct, 1), 1.0);
     CHECK_EQ(convsel_model_network_weights_ms(twice, cpu, j_direct, &big, 1), 0.0);
     convsel_model_destroy(twice);
     return m;
@@ -1551,7 +1523,7 @@ int main(void)
     test_parse_damaged(with_reorders);
     convsel_model *with_cold = test_cold_price(with_reorders, &cpu);
     test_parse_damaged(with_cold);
-    convsel_model *with_network = test_network_factor(with_cold, &cpu);
+    convsel_model *with_network = test_network_weights(with_cold, &cpu);
     test_parse_damaged(with_network);
     convsel_model_destroy(with_network);
     convsel_model_destroy(with_cold);

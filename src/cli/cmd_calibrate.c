@@ -63,8 +63,8 @@ static void usage(FILE *out)
             "  --network-time-s S experimental: about how long to time each primitive's convolutions\n"
             "                     inside the pool's networks against alone, network by network at\n"
             "                     every thread count (the first network always), and price the\n"
-            "                     model's predictions in selection as a factor and a price per MB of\n"
-            "                     weights fitted to them (default 0: off; docs/transfer.md)\n"
+            "                     layers' weights, read from memory there, per MB and primitive in\n"
+            "                     selection (default 0: off; docs/transfer.md)\n"
             "  --data FILE        also save the measured samples as a dataset\n"
             "  --from-data FILE   calibrate from a dataset profiled on the target CPU; nothing is\n"
             "                     measured\n"
@@ -407,16 +407,16 @@ static void text_slot(int t)
 }
 
 /* A value per measured thread slot (v[t] > 0) as a JSON object keyed "1",
- * "2", "3", "4+"; with lo and hi, each value is [lo, v, hi]. */
-static void json_slots(const double *v, const double *lo, const double *hi)
+ * "2", "3", "4+"; with lo, each value is [lo, v]. */
+static void json_slots(const double *v, const double *lo)
 {
     putchar('{');
     for (int t = 0, first = 1; t < CONVSEL_REORDER_MODEL_THREADS; t++) {
         if (!(v[t] > 0))
             continue;
         printf("%s\"%d%s\": ", first ? "" : ", ", t + 1, t + 1 == CONVSEL_REORDER_MODEL_THREADS ? "+" : "");
-        if (lo && hi)
-            printf("[%.4f, %.4f, %.4f]", lo[t], v[t], hi[t]);
+        if (lo)
+            printf("[%.4f, %.4f]", lo[t], v[t]);
         else
             printf("%.4f", v[t]);
         first = 0;
@@ -886,21 +886,13 @@ int cmd_calibrate(int argc, char **argv)
         json_string(convsel_isa_name(info.cpu.isa_cap));
         printf(", \"reorder_samples\": %zu, \"reorder_seconds\": %.3f, \"reorder_scale\": ", info.reorder_samples,
                reorder_s);
-        json_slots(info.reorder_by_threads, NULL, NULL);
+        json_slots(info.reorder_by_threads, NULL);
         printf(", \"cold_samples\": %zu, \"cold_seconds\": %.3f, \"cold_ms_per_mb\": ", info.cold_samples, cold_s);
-        json_slots(info.cold_ms_per_mb, NULL, NULL);
-        printf(", \"network_samples\": %zu, \"network_seconds\": %.3f, \"network_factor\": ", info.network_samples,
-               network_s);
-        json_slots(info.network_geo, info.network_min, info.network_max);
-        printf(", \"network_ms_per_mb\": {");
-        for (int t = 0, first = 1; t < CONVSEL_REORDER_MODEL_THREADS; t++)
-            if (info.network_geo[t] > 0) {
-                printf("%s\"%d%s\": [%.4f, %.4f]", first ? "" : ", ", t + 1,
-                       t + 1 == CONVSEL_REORDER_MODEL_THREADS ? "+" : "", info.network_price_min[t],
-                       info.network_price_max[t]);
-                first = 0;
-            }
-        printf("}, \"output\": ");
+        json_slots(info.cold_ms_per_mb, NULL);
+        printf(", \"network_samples\": %zu, \"network_seconds\": %.3f, \"network_ms_per_mb\": ",
+               info.network_samples, network_s);
+        json_slots(info.network_price_max, info.network_price_min);
+        printf(", \"output\": ");
         json_string(out_path);
         printf("}\n");
     } else {
@@ -942,16 +934,15 @@ int cmd_calibrate(int argc, char **argv)
             printf("\n");
         }
         if (info.network_samples) {
-            printf("  %zu convolutions timed inside networks against alone: the model's predictions",
-                   info.network_samples);
+            printf("  %zu convolutions timed inside networks against alone: their weights cost", info.network_samples);
+            int priced = 0;
             for (int t = 0; t < CONVSEL_REORDER_MODEL_THREADS; t++)
-                if (info.network_geo[t] > 0) {
-                    printf(" x%.2f (x%.2f-x%.2f by primitive) plus %.3f-%.3f ms per MB of weights",
-                           info.network_geo[t], info.network_min[t], info.network_max[t],
-                           info.network_price_min[t], info.network_price_max[t]);
+                if (info.network_price_max[t] > 0) {
+                    printf(" %.3f-%.3f ms/MB by primitive", info.network_price_min[t], info.network_price_max[t]);
                     text_slot(t);
+                    priced = 1;
                 }
-            printf(" in selection\n");
+            printf("%s in selection\n", priced ? "" : " nothing measurable");
         }
         printf("  %.1f s (profiling %.1f s, reorders %.1f s, cold reads %.1f s, convolutions in networks %.1f s); "
                "wrote %s\n",
