@@ -60,11 +60,10 @@ static void usage(FILE *out)
             "                     input, or an unconnected layer's, from memory) inside the pool's\n"
             "                     networks, network by network at every thread count (the first\n"
             "                     network always; default 2; 0: not at all, plans price no cold reads)\n"
-            "  --network-time-s S experimental: about how long to time each primitive's convolutions\n"
-            "                     inside the pool's networks against alone, network by network at\n"
-            "                     every thread count (the first network always), and price the\n"
-            "                     layers' weights, read from memory there, per MB and primitive in\n"
-            "                     selection (default 0: off; docs/transfer.md)\n"
+            "  --network-time-s S about how long to time each primitive's convolutions inside the pool's\n"
+            "                     networks against alone, network by network at every thread count (the\n"
+            "                     first network always), and price the layers' weights, read from memory\n"
+            "                     there, per MB and primitive in selection (default 4; 0: not at all)\n"
             "  --data FILE        also save the measured samples as a dataset\n"
             "  --from-data FILE   calibrate from a dataset profiled on the target CPU; nothing is\n"
             "                     measured\n"
@@ -493,7 +492,7 @@ int cmd_calibrate(int argc, char **argv)
     int threads[MAX_THREAD_COUNTS] = {1, 2};
     size_t n_threads = 2;
     uint64_t seed = 1;
-    double max_flops = 5e8, max_time_s = 0.3, reorder_time_s = 4.0, cold_time_s = 2.0, network_time_s = 0.0;
+    double max_flops = 5e8, max_time_s = 0.3, reorder_time_s = 4.0, cold_time_s = 2.0, network_time_s = 4.0;
     int json = 0, quiet = 0, if_needed = 0, method_given = 0;
     convsel_calibrate_params params;
     convsel_calibrate_params_default(&params);
