@@ -891,7 +891,7 @@ typedef struct convsel_conv_sample {
  * with a library's reference loops) and some allowed primitive elsewhere,
  * runs it end to end (two passes to warm up, then at least 5 and at most 50
  * passes or until that primitive's share of max_time_s), times each of
- * those layers alone 11 times in a row, and appends to *samples
+ * those layers alone 5 times in a row (the median kept), and appends to *samples
  * (realloc'd; the caller frees it) one sample per such layer, *n_samples
  * counting them. Returns as convsel_reorder_probe.
  */

@@ -7,8 +7,8 @@
 #include "convsel.h"
 #include "internal.h"
 
-/* Repetitions of a layer alone; the median is kept. */
-#define ALONE_REPS 11
+/* Repetitions of a layer alone; the median is kept (5: the fit sums hundreds of layers). */
+#define ALONE_REPS 5
 
 /* Puts primitive p on every layer of plan it computes with a kernel of its
  * own (not a library's reference loops), marking them in on; returns how

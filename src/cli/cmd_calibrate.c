@@ -63,7 +63,7 @@ static void usage(FILE *out)
             "  --network-time-s S about how long to time each primitive's convolutions inside the pool's\n"
             "                     networks against alone, network by network at every thread count (the\n"
             "                     first network always), and price the layers' weights, read from memory\n"
-            "                     there, per MB and primitive in selection (default 4; 0: not at all)\n"
+            "                     there, per MB and primitive in selection (default 6; 0: not at all)\n"
             "  --data FILE        also save the measured samples as a dataset\n"
             "  --from-data FILE   calibrate from a dataset profiled on the target CPU; nothing is\n"
             "                     measured\n"
@@ -492,7 +492,7 @@ int cmd_calibrate(int argc, char **argv)
     int threads[MAX_THREAD_COUNTS] = {1, 2};
     size_t n_threads = 2;
     uint64_t seed = 1;
-    double max_flops = 5e8, max_time_s = 0.3, reorder_time_s = 4.0, cold_time_s = 2.0, network_time_s = 4.0;
+    double max_flops = 5e8, max_time_s = 0.3, reorder_time_s = 4.0, cold_time_s = 2.0, network_time_s = 6.0;
     int json = 0, quiet = 0, if_needed = 0, method_given = 0;
     convsel_calibrate_params params;
     convsel_calibrate_params_default(&params);
