@@ -12,6 +12,8 @@ For each network held out in turn, per primitive and thread count, fitted on the
   factor   alone × the geometric mean of network / alone, three samples' weight on 1 (session 36)
   weights  alone + price × the layer's plain weights in MB, price = Σ excess / (Σ MB + 1) (session 37)
   both     factor × alone + price × MB, least squares towards (1, 0) with three samples' weight
+  w+act    alone + price × MB + a second price × the plain activations' MB (src + dst), least
+           squares on the excess with one MB's weight towards 0 on each, both >= 0 (tried, not built)
 Two scores on the held-out network: the error of the layers' times summed (Σ|predicted - network|
 / Σ network), and, what selection needs, the within-layer regret: on each layer, the primitive whose
 priced time is least, its time in the network over the least time in the network, summed over the
@@ -30,7 +32,8 @@ def read(path):
             continue
         net, threads, prim, layer = r[0], int(r[1]), r[2], ','.join(r[3:-11])
         g, ic, oc, ih, oh, kh, sh, rep, weights, net_ms, alone_ms = r[-11:]
-        rows.append(dict(net=net, t=threads, p=prim, layer=layer, rep=int(rep), mb=int(weights) * 4e-6,
+        act = (int(ic) * int(ih) ** 2 + int(oc) * int(oh) ** 2) * 4e-6  # square images, as the CSV keeps h only
+        rows.append(dict(net=net, t=threads, p=prim, layer=layer, rep=int(rep), mb=int(weights) * 4e-6, act=act,
                          nm=float(net_ms), am=float(alone_ms)))
     # The same layer name may occur more than once in a network: tell them apart by occurrence.
     seen = collections.Counter()
@@ -61,16 +64,26 @@ def fit(rows):
         if not 0.5 <= a <= 4:
             a = min(4.0, max(0.5, a))
             b = (wn - a * aw) / ww
-        fits[key] = dict(factor=factor, price=price, a=a, b=min(1.0, max(0.0, b)))
+        ww2 = sum(r['mb'] ** 2 for r in g) + 1; cc = sum(r['act'] ** 2 for r in g) + 1
+        wc = sum(r['mb'] * r['act'] for r in g)
+        we = sum(r['mb'] * (r['nm'] - r['am']) for r in g); ce = sum(r['act'] * (r['nm'] - r['am']) for r in g)
+        det2 = ww2 * cc - wc * wc
+        pw, pc = (we * cc - ce * wc) / det2, (ww2 * ce - wc * we) / det2
+        if pw < 0:
+            pw, pc = 0.0, max(0.0, ce / cc)
+        if pc < 0:
+            pw, pc = max(0.0, we / ww2), 0.0
+        fits[key] = dict(factor=factor, price=price, a=a, b=min(1.0, max(0.0, b)), pw=pw, pc=pc)
     return fits
 
 
-WAYS = ('none', 'factor', 'weights', 'both')
+WAYS = ('none', 'factor', 'weights', 'both', 'w+act')
 
 
 def priced(way, f, r):
     return {'none': r['am'], 'factor': r['am'] * f['factor'], 'weights': r['am'] + f['price'] * r['mb'],
-            'both': f['a'] * r['am'] + f['b'] * r['mb']}[way]
+            'both': f['a'] * r['am'] + f['b'] * r['mb'],
+            'w+act': r['am'] + f['pw'] * r['mb'] + f['pc'] * r['act']}[way]
 
 
 def main():
