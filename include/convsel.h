@@ -1394,6 +1394,8 @@ typedef struct convsel_calibrate_params {
     uint64_t seed;         /* recorded with the calibration (1); the trees use every row and
                               feature, so the fit does not depend on it; RETRAIN trains with it */
     int retrain_copies;    /* RETRAIN: how many times each sample is given (5; 1..1000) */
+    int threads;           /* RETRAIN: OpenMP threads that train (0: OpenMP's current count); the
+                              trees do not depend on it */
 } convsel_calibrate_params;
 
 void convsel_calibrate_params_default(convsel_calibrate_params *params);

@@ -44,10 +44,18 @@ static void sample(convsel_rng *rng, size_t *idx, size_t n, size_t k)
     }
 }
 
-static int cmp_size(const void *a, const void *b)
+/* Puts the k distinct rows of idx in ascending order through a mask of all
+ * n_rows rows (left cleared): linear, where sorting cost a fifth of training. */
+static void sort_rows(size_t *idx, size_t k, uint8_t *mask, size_t n_rows)
 {
-    size_t x = *(const size_t *)a, y = *(const size_t *)b;
-    return (x > y) - (x < y);
+    for (size_t i = 0; i < k; i++)
+        mask[idx[i]] = 1;
+    size_t m = 0;
+    for (size_t r = 0; r < n_rows && m < k; r++)
+        if (mask[r]) {
+            mask[r] = 0;
+            idx[m++] = r;
+        }
 }
 
 static double rmse(const double *pred, const double *y, const size_t *rows, size_t n)
@@ -92,7 +100,7 @@ typedef struct workspace {
     uint8_t *codes;
     double *grad, *hess, *pred;
     size_t *rows, *features_idx;
-    uint8_t *use_feature;
+    uint8_t *use_feature, *row_mask;
     convsel_bins bins;
 } workspace;
 
@@ -105,6 +113,7 @@ static void workspace_free(workspace *w)
     free(w->rows);
     free(w->features_idx);
     free(w->use_feature);
+    free(w->row_mask);
     convsel_bins_free(&w->bins);
 }
 
@@ -129,8 +138,10 @@ convsel_status convsel_boost_fit(const float *x, const double *y, size_t n_rows,
     w.rows = malloc(n_train * sizeof *w.rows);
     w.features_idx = malloc(nf * sizeof *w.features_idx);
     w.use_feature = calloc(nf, 1);
+    w.row_mask = calloc(n_rows ? n_rows : 1, 1);
     out->trees = calloc(params->max_trees ? (size_t)params->max_trees : 1, sizeof *out->trees);
-    if (!w.codes || !w.grad || !w.hess || !w.pred || !w.rows || !w.features_idx || !w.use_feature || !out->trees) {
+    if (!w.codes || !w.grad || !w.hess || !w.pred || !w.rows || !w.features_idx || !w.use_feature || !w.row_mask ||
+        !out->trees) {
         workspace_free(&w);
         free(out->trees);
         out->trees = NULL;
@@ -180,7 +191,7 @@ convsel_status convsel_boost_fit(const float *x, const double *y, size_t n_rows,
         if (n_sample < n_train) {
             sample(&rng, w.rows, n_train, n_sample);
             /* In row order again: histogram building reads codes in sequence. */
-            qsort(w.rows, n_sample, sizeof *w.rows, cmp_size);
+            sort_rows(w.rows, n_sample, w.row_mask, n_rows);
         }
         for (size_t f = 0; f < n_features; f++)
             w.features_idx[f] = f;

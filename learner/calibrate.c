@@ -60,6 +60,7 @@ void convsel_calibrate_params_default(convsel_calibrate_params *p)
     p->lambda = 1.0;
     p->seed = 1;
     p->retrain_copies = 5; /* chosen on splits 11-15 of the benchmark: docs/transfer.md */
+    p->threads = 0;
 }
 
 static convsel_status check_params(const convsel_calibrate_params *p)
@@ -77,6 +78,9 @@ static convsel_status check_params(const convsel_calibrate_params *p)
     if (p->retrain_copies < 1 || p->retrain_copies > 1000)
         return convsel_error(CONVSEL_INVALID_ARGUMENT, "retrain_copies must be in [1, 1000] (got %d)",
                              p->retrain_copies);
+    if (p->threads < 0 || p->threads > 1024)
+        return convsel_error(CONVSEL_INVALID_ARGUMENT, "calibration threads must be in [0, 1024] (got %d)",
+                             p->threads);
     return CONVSEL_OK;
 }
 
@@ -805,7 +809,7 @@ convsel_status convsel_model_retrain(const convsel_model *source, const convsel_
         sets[n_data + c] = target_samples;
     convsel_train_params tp = source->params;
     tp.seed = params->seed;
-    tp.threads = 0;
+    tp.threads = params->threads;
     if ((st = convsel_model_train(sets, n_data + copies, &tp, NULL, NULL, &m)) != CONVSEL_OK)
         goto done;
     /* The calibration keeps the provenance and predicts what the new trees

@@ -995,6 +995,17 @@ static void test_retrain(const convsel_model *source, const convsel_dataset *src
         CHECK(strcmp(convsel_model_id(once), convsel_model_id(re)) != 0);
     convsel_model_destroy(once);
     p.retrain_copies = 5;
+    /* The thread count that trains changes nothing in the model. */
+    CHECK_EQ(p.threads, 0);
+    for (int threads = 1; threads <= 2; threads++) {
+        convsel_model *threaded = NULL;
+        p.threads = threads;
+        CHECK_EQ(convsel_model_retrain(source, sets, 1, samples, &p, &threaded), CONVSEL_OK);
+        if (threaded)
+            CHECK_STR(convsel_model_id(threaded), convsel_model_id(re));
+        convsel_model_destroy(threaded);
+    }
+    p.threads = 0;
 
     convsel_calibration_info info;
     CHECK_EQ(convsel_model_calibration_count(re), 1);
@@ -1047,6 +1058,11 @@ static void test_retrain(const convsel_model *source, const convsel_dataset *src
     p.retrain_copies = 0;
     CHECK_EQ(convsel_model_retrain(source, sets, 1, samples, &p, &out), CONVSEL_INVALID_ARGUMENT);
     CHECK(strstr(convsel_last_error(), "retrain_copies") != NULL);
+    CHECK(out == NULL);
+    p.retrain_copies = 5;
+    p.threads = -1;
+    CHECK_EQ(convsel_model_retrain(source, sets, 1, samples, &p, &out), CONVSEL_INVALID_ARGUMENT);
+    CHECK(strstr(convsel_last_error(), "threads") != NULL);
     CHECK(out == NULL);
 }
 

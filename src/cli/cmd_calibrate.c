@@ -1,6 +1,7 @@
 /* convsel calibrate: fit a model trained elsewhere to this CPU from a few measurements. */
 #include <dirent.h>
 #include <math.h>
+#include <omp.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -496,6 +497,9 @@ int cmd_calibrate(int argc, char **argv)
     int json = 0, quiet = 0, if_needed = 0, method_given = 0;
     convsel_calibrate_params params;
     convsel_calibrate_params_default(&params);
+    /* Profiling leaves OpenMP at the last thread count timed; retraining
+     * takes every thread OpenMP offers before that. */
+    params.threads = omp_get_max_threads();
 
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i], *v;
