@@ -59,8 +59,7 @@ convsel_status convsel_model_calibrate_cold(convsel_model *model, const convsel_
         cal->cold_ms_per_mb[t] = 0.0;
         if (!used[t])
             continue;
-        double price = excess[t] / megabytes[t];
-        cal->cold_ms_per_mb[t] = price < 0.0 ? 0.0 : price > COLD_MS_PER_MB_MAX ? COLD_MS_PER_MB_MAX : price;
+        cal->cold_ms_per_mb[t] = convsel_price_per_mb(excess[t], megabytes[t], 0.0, COLD_MS_PER_MB_MAX);
         cal->cold_samples += used[t];
     }
     return CONVSEL_OK;

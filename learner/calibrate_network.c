@@ -73,9 +73,8 @@ convsel_status convsel_model_calibrate_network(convsel_model *model, const convs
         for (int t = 0; t < T; t++) {
             if (!count[j][t])
                 continue;
-            double price = excess[j][t] / (megabytes[j][t] + NETWORK_PRIOR_MB);
-            cal->network_ms_per_mb[j][t] = price < 0.0 ? 0.0 : price > NETWORK_MS_PER_MB_MAX ? NETWORK_MS_PER_MB_MAX
-                                                                                             : price;
+            cal->network_ms_per_mb[j][t] =
+                convsel_price_per_mb(excess[j][t], megabytes[j][t], NETWORK_PRIOR_MB, NETWORK_MS_PER_MB_MAX);
         }
     cal->network_samples = used;
     return CONVSEL_OK;

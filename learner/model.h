@@ -90,6 +90,16 @@ static inline int convsel_calibrate_method_chooses(convsel_calibrate_method meth
     return method == CONVSEL_CALIBRATE_AUTO || method == CONVSEL_CALIBRATE_LINEAR_OR_BOTH;
 }
 
+/* What a network charges per MB read, from the excess ms its samples lost
+ * inside networks against alone over the megabytes they read: prior_mb
+ * counts as megabytes read for free (a few small samples' timer noise then
+ * prices little), and the price is clamped to [0, max]. */
+static inline double convsel_price_per_mb(double excess_ms, double megabytes, double prior_mb, double max)
+{
+    double price = excess_ms / (megabytes + prior_mb);
+    return price < 0.0 ? 0.0 : price > max ? max : price;
+}
+
 /* The first version that may hold calibrations; a model without one is
  * written as CONVSEL_MODEL_FORMAT_VERSION, so older readers still read it. */
 #define CONVSEL_MODEL_FORMAT_VERSION_CALIBRATED 2
