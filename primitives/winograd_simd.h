@@ -292,9 +292,11 @@ static void WINO_NAME(output_f43)(const struct convsel_wino_geom *g, const float
 #endif
 
 /*
- * One register block: mr rows × WINO_NR columns. mr is a literal at every
- * call site (see gemm below), so the compiler unrolls the row loop and keeps
- * the WINO_MR × WINO_NV accumulators in registers; A is broadcast from memory.
+ * One register block: mr rows × nv vectors of columns. mr and nv are literals
+ * at every call site (see gemm below), so the compiler unrolls the loops and
+ * keeps the mr × nv accumulators in registers; A is broadcast from memory. B
+ * is packed in panels of WINO_NR columns; with nv < WINO_NV only the panel's
+ * first nv vectors are read (a narrow last panel: past ncols it holds zeros).
  *
  * k is summed in blocks of WINO_KC, each block in registers and then added
  * to C (an L1-resident tile): one float accumulation over all of k (512 on
@@ -302,31 +304,32 @@ static void WINO_NAME(output_f43)(const struct convsel_wino_geom *g, const float
  * cut that error ~3.5x (max error over a 512-channel layer, ~2e-6 instead
  * of ~6e-6) for a few per cent of C traffic.
  */
-static inline __attribute__((always_inline)) void WINO_NAME(block)(const int mr, int64_t k, const float *a,
-                                                                   int64_t lda, const float *b, float *c,
-                                                                   int64_t ldc, int64_t ncols)
+static inline __attribute__((always_inline)) void WINO_NAME(block)(const int mr, const int nv, int64_t k,
+                                                                   const float *a, int64_t lda, const float *b,
+                                                                   float *c, int64_t ldc, int64_t ncols)
 {
     float part[WINO_MR * WINO_NR];
-    float *cc = ncols == WINO_NR ? c : part;
-    const int64_t ldcc = ncols == WINO_NR ? ldc : WINO_NR;
+    const int64_t width = (int64_t)nv * WINO_VLANES;
+    float *cc = ncols == width ? c : part;
+    const int64_t ldcc = ncols == width ? ldc : WINO_NR;
     for (int64_t k0 = 0; k0 < k; k0 += WINO_KC) {
         const int64_t k1 = CONVSEL_WINO_MIN(k, k0 + WINO_KC);
         WINO_VEC acc[WINO_MR][WINO_NV];
         for (int i = 0; i < mr; i++)
-            for (int j = 0; j < WINO_NV; j++)
+            for (int j = 0; j < nv; j++)
                 acc[i][j] = WINO_ZERO();
         for (int64_t kk = k0; kk < k1; kk++) {
             WINO_VEC bv[WINO_NV];
-            for (int j = 0; j < WINO_NV; j++)
+            for (int j = 0; j < nv; j++)
                 bv[j] = WINO_LOAD(b + kk * WINO_NR + j * WINO_VLANES);
             for (int i = 0; i < mr; i++) {
                 const WINO_VEC av = WINO_SET1(a[i * lda + kk]);
-                for (int j = 0; j < WINO_NV; j++)
+                for (int j = 0; j < nv; j++)
                     acc[i][j] = WINO_FMADD(av, bv[j], acc[i][j]);
             }
         }
         for (int i = 0; i < mr; i++) {
-            for (int j = 0; j < WINO_NV; j++) {
+            for (int j = 0; j < nv; j++) {
                 float *p = cc + i * ldcc + j * WINO_VLANES;
                 WINO_STORE(p, k0 == 0 ? acc[i][j] : WINO_ADD(WINO_LOAD(p), acc[i][j]));
             }
@@ -342,7 +345,10 @@ static inline __attribute__((always_inline)) void WINO_NAME(block)(const int mr,
  * (mr × k) stays in L1 while the panels stream from L2. The blocks are made
  * equal (49 rows: 10+10+10+10+9, not 12+12+12+12+1) because a block of
  * one or two rows runs at the speed of loading B, several times slower per
- * row than a full one. */
+ * row than a full one. A panel of at most one vector of columns (a layer of
+ * few output channels, or the last panel of some) multiplies that vector
+ * only: under AVX-512, 12 output channels filled 12 of the 32 columns
+ * computed. */
 static void WINO_NAME(gemm)(int64_t rows, int64_t k, int64_t n, const float *a, int64_t lda, const float *b, float *c,
                             int64_t ldc)
 {
@@ -356,10 +362,14 @@ static void WINO_NAME(gemm)(int64_t rows, int64_t k, int64_t n, const float *a, 
             const float *bp = b + p * k * WINO_NR;
             const int64_t nc = CONVSEL_WINO_MIN(WINO_NR, n - p * WINO_NR);
             float *cp = cr + p * WINO_NR;
+            const int narrow = nc <= WINO_VLANES;
             switch (mr) {
 #define WINO_CASE(R)                                                                                                 \
     case R:                                                                                                          \
-        WINO_NAME(block)(R, k, ar, lda, bp, cp, ldc, nc);                                                            \
+        if (narrow)                                                                                                  \
+            WINO_NAME(block)(R, 1, k, ar, lda, bp, cp, ldc, nc);                                                     \
+        else                                                                                                         \
+            WINO_NAME(block)(R, WINO_NV, k, ar, lda, bp, cp, ldc, nc);                                               \
         break;
                 WINO_CASE(1) WINO_CASE(2) WINO_CASE(3) WINO_CASE(4) WINO_CASE(5) WINO_CASE(6)
 #if WINO_MR > 6

@@ -166,6 +166,7 @@ static void test_gemm(const struct convsel_wino_kernels *kn)
     static const int64_t shapes[][3] = {
         {1, 1, 1}, {5, 3, 7}, {12, 16, 32}, {13, 17, 33}, {30, 40, 70}, {25, 64, 96}, {7, 1, 16},
         {13, 150, 40}, {24, 129, 32}, /* k past one accumulation block */
+        {11, 70, 12}, {9, 20, 8}, {14, 66, 48}, {3, 5, 24}, /* panels of one vector or less (all, or the last) */
     };
     const int64_t nr = kn->nr;
     for (size_t si = 0; si < sizeof shapes / sizeof shapes[0]; si++) {
