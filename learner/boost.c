@@ -98,7 +98,7 @@ static convsel_status check_params(const convsel_boost_params *p)
 
 typedef struct workspace {
     uint8_t *codes;
-    double *grad, *hess, *pred;
+    double *grad, *pred;
     size_t *rows, *features_idx;
     uint8_t *use_feature, *row_mask;
     convsel_bins bins;
@@ -108,7 +108,6 @@ static void workspace_free(workspace *w)
 {
     free(w->codes);
     free(w->grad);
-    free(w->hess);
     free(w->pred);
     free(w->rows);
     free(w->features_idx);
@@ -133,14 +132,13 @@ convsel_status convsel_boost_fit(const float *x, const double *y, size_t n_rows,
     size_t nf = n_features ? n_features : 1;
     w.codes = malloc(n_rows * nf);
     w.grad = calloc(n_rows, sizeof *w.grad);
-    w.hess = calloc(n_rows, sizeof *w.hess);
     w.pred = calloc(n_rows, sizeof *w.pred);
     w.rows = malloc(n_train * sizeof *w.rows);
     w.features_idx = malloc(nf * sizeof *w.features_idx);
     w.use_feature = calloc(nf, 1);
     w.row_mask = calloc(n_rows ? n_rows : 1, 1);
     out->trees = calloc(params->max_trees ? (size_t)params->max_trees : 1, sizeof *out->trees);
-    if (!w.codes || !w.grad || !w.hess || !w.pred || !w.rows || !w.features_idx || !w.use_feature || !w.row_mask ||
+    if (!w.codes || !w.grad || !w.pred || !w.rows || !w.features_idx || !w.use_feature || !w.row_mask ||
         !out->trees) {
         workspace_free(&w);
         free(out->trees);
@@ -174,7 +172,7 @@ convsel_status convsel_boost_fit(const float *x, const double *y, size_t n_rows,
                               .parallel_min_work = params->parallel_min_work};
     size_t min_rows = params->parallel_min_work ? params->parallel_min_work : PARALLEL_MIN_ROWS;
     convsel_tree_data data = {.codes = w.codes, .n_rows = n_rows, .n_features = n_features, .bins = &w.bins,
-                              .grad = w.grad, .hess = w.hess};
+                              .grad = w.grad, .hess = NULL /* squared error */};
     size_t n_sample = (size_t)ceil(params->row_subsample * (double)n_train);
     size_t n_cols = (size_t)ceil(params->col_subsample * (double)n_features);
     if (n_sample < 1)
@@ -203,7 +201,6 @@ convsel_status convsel_boost_fit(const float *x, const double *y, size_t n_rows,
         for (size_t i = 0; i < n_sample; i++) {
             size_t r = w.rows[i];
             w.grad[r] = w.pred[r] - y[r];
-            w.hess[r] = 1.0;
         }
         convsel_tree *tree = &out->trees[out->n_trees];
         st = convsel_tree_grow(&data, w.rows, n_sample, w.use_feature, &tp, tree);

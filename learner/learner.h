@@ -111,7 +111,7 @@ typedef struct convsel_tree_data {
     const uint8_t *codes; /* column-major, n_rows per column */
     size_t n_rows, n_features;
     const convsel_bins *bins;
-    const double *grad, *hess; /* per row */
+    const double *grad, *hess; /* per row; hess NULL: every hessian is 1 */
 } convsel_tree_data;
 
 /*

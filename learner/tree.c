@@ -46,6 +46,7 @@ typedef struct grower {
     const convsel_tree_data *data;
     const convsel_tree_params *params;
     size_t *rows, *scratch;
+    double *ordered_g, *ordered_h; /* a node's gradients (hessians) in its row order */
     int32_t *features; /* the features this tree may use */
     size_t n_features;
     hist_bin **pool;
@@ -76,26 +77,44 @@ static void hist_give(grower *gr, int id)
 
 /* Fills the histograms of the used features over rows[begin..end). Each
  * feature is summed by one thread in row order: the sums, and so the tree, do
- * not depend on the thread count. */
+ * not depend on the thread count. The node's gradients are gathered once into
+ * row order, not once per feature; with unit hessians (hess NULL) a bin's
+ * hessian is its count, the very sum of its ones. */
 static void hist_build(grower *gr, hist_bin *hist, size_t begin, size_t end)
 {
     const convsel_tree_data *d = gr->data;
-    const size_t *rows = gr->rows;
+    const size_t *rows = gr->rows + begin;
+    const size_t m = end - begin;
+    double *og = gr->ordered_g, *oh = d->hess ? gr->ordered_h : NULL;
+    for (size_t i = 0; i < m; i++)
+        og[i] = d->grad[rows[i]];
+    for (size_t i = 0; oh && i < m; i++)
+        oh[i] = d->hess[rows[i]];
     long nf = (long)gr->n_features;
-    size_t work = (end - begin) * gr->n_features;
+    size_t work = m * gr->n_features;
     size_t min_work = gr->params->parallel_min_work ? gr->params->parallel_min_work : PARALLEL_MIN_WORK;
 #pragma omp parallel for num_threads(gr->params->threads) schedule(static) if (work >= min_work)
     for (long k = 0; k < nf; k++) {
         int32_t f = gr->features[k];
         hist_bin *h = hist + (size_t)f * CONVSEL_MAX_BINS;
         const uint8_t *codes = d->codes + (size_t)f * d->n_rows;
-        memset(h, 0, d->bins->n_bins[f] * sizeof *h);
-        for (size_t i = begin; i < end; i++) {
-            size_t r = rows[i];
-            hist_bin *b = &h[codes[r]];
-            b->g += d->grad[r];
-            b->h += d->hess[r];
-            b->n++;
+        const int nb = d->bins->n_bins[f];
+        memset(h, 0, (size_t)nb * sizeof *h);
+        if (oh) {
+            for (size_t i = 0; i < m; i++) {
+                hist_bin *b = &h[codes[rows[i]]];
+                b->g += og[i];
+                b->h += oh[i];
+                b->n++;
+            }
+        } else {
+            for (size_t i = 0; i < m; i++) {
+                hist_bin *b = &h[codes[rows[i]]];
+                b->g += og[i];
+                b->n++;
+            }
+            for (int b = 0; b < nb; b++)
+                h[b].h = (double)h[b].n;
         }
     }
 }
@@ -242,7 +261,7 @@ static convsel_status grow(grower *gr, size_t n_used)
     double g = 0, h = 0;
     for (size_t i = 0; i < n_used; i++) {
         g += d->grad[gr->rows[i]];
-        h += d->hess[gr->rows[i]];
+        h += d->hess ? d->hess[gr->rows[i]] : 1.0;
     }
     if (node_add(gr) < 0)
         return CONVSEL_OUT_OF_MEMORY;
@@ -321,9 +340,11 @@ convsel_status convsel_tree_grow(const convsel_tree_data *data, size_t *rows, si
     gr.pool = calloc((size_t)gr.pool_cap, sizeof *gr.pool);
     gr.free_list = calloc((size_t)gr.pool_cap, sizeof *gr.free_list);
     gr.scratch = malloc((n_used ? n_used : 1) * sizeof *gr.scratch);
+    gr.ordered_g = malloc((n_used ? n_used : 1) * sizeof *gr.ordered_g);
+    gr.ordered_h = data->hess ? malloc((n_used ? n_used : 1) * sizeof *gr.ordered_h) : NULL;
     gr.features = malloc((data->n_features ? data->n_features : 1) * sizeof *gr.features);
     convsel_status st = CONVSEL_OUT_OF_MEMORY;
-    if (gr.pool && gr.free_list && gr.scratch && gr.features) {
+    if (gr.pool && gr.free_list && gr.scratch && gr.ordered_g && (gr.ordered_h || !data->hess) && gr.features) {
         for (size_t f = 0; f < data->n_features; f++)
             if (!use_feature || use_feature[f])
                 gr.features[gr.n_features++] = (int32_t)f;
@@ -334,6 +355,8 @@ convsel_status convsel_tree_grow(const convsel_tree_data *data, size_t *rows, si
     free(gr.pool);
     free(gr.free_list);
     free(gr.scratch);
+    free(gr.ordered_g);
+    free(gr.ordered_h);
     free(gr.features);
     if (st != CONVSEL_OK) {
         free(gr.nodes);
