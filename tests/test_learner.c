@@ -153,6 +153,8 @@ static void test_bins(void)
     free(codes);
 }
 
+static int ensembles_equal(const convsel_ensemble *a, const convsel_ensemble *b);
+
 /* y = 5 when feature 3 > 0.37, else -2: a one-split tree must find it. */
 static void test_planted_split(void)
 {
@@ -215,6 +217,27 @@ static void test_planted_split(void)
     CHECK_EQ(convsel_tree_grow(&data, rows, N, use, &tp, &tree), CONVSEL_OK);
     CHECK(tree.nodes[0].feature != 3);
     convsel_tree_free(&tree);
+
+    /* Hessians given as NULL (every one 1, as boosting on squared error
+     * passes them) grow the same trees, bit for bit, as ones given row by
+     * row: here deep, on a smooth target, over every other row backwards. */
+    for (size_t i = 0; i < N; i++)
+        grad[i] = sin(7.0 * x[i * F]) + x[i * F + 2] * x[i * F + 4];
+    convsel_tree_data unit = data;
+    unit.hess = NULL;
+    convsel_tree_params deep = {.max_depth = 6, .min_leaf = 5, .lambda = 1, .shrinkage = 0.3, .threads = 2,
+                                .parallel_min_work = 1};
+    convsel_tree t[2];
+    for (int k = 0; k < 2; k++) {
+        for (size_t i = 0; i < N / 2; i++)
+            rows[i] = (size_t)(N - 1) - 2 * i;
+        CHECK_EQ(convsel_tree_grow(k ? &unit : &data, rows, N / 2, NULL, &deep, &t[k]), CONVSEL_OK);
+    }
+    convsel_ensemble with_ones = {.trees = &t[0], .n_trees = 1}, with_null = {.trees = &t[1], .n_trees = 1};
+    CHECK(t[0].n_nodes > 15);
+    CHECK(ensembles_equal(&with_ones, &with_null));
+    convsel_tree_free(&t[0]);
+    convsel_tree_free(&t[1]);
     convsel_bins_free(&bins);
     free(x);
     free(grad);
@@ -275,48 +298,6 @@ static int ensembles_equal(const convsel_ensemble *a, const convsel_ensemble *b)
         }
     }
     return 1;
-}
-
-/* Hessians given as NULL (every one 1, as boosting on squared error passes
- * them) grow the same trees, bit for bit, as ones given row by row. */
-static void test_unit_hessians(void)
-{
-    enum { N = 3000, F = 5 };
-    float *x = malloc(N * F * sizeof *x);
-    double *grad = malloc(N * sizeof *grad), *hess = malloc(N * sizeof *hess);
-    size_t *rows = malloc(N * sizeof *rows);
-    uint8_t *codes = malloc(N * F);
-    convsel_rng rng = {77};
-    for (size_t i = 0; i < N; i++) {
-        for (size_t f = 0; f < F; f++)
-            x[i * F + f] = (float)convsel_rng_uniform(&rng);
-        grad[i] = sin(7.0 * x[i * F]) + x[i * F + 2] * x[i * F + 4] + 0.1 * syn_normal(&rng);
-        hess[i] = 1.0;
-    }
-    convsel_bins bins;
-    CHECK_EQ(convsel_bins_fit(x, N, F, NULL, 0, 64, NULL, &bins), CONVSEL_OK);
-    convsel_bins_apply(&bins, x, N, codes);
-    convsel_tree_params tp = {.max_depth = 6, .min_leaf = 5, .lambda = 1, .shrinkage = 0.3, .threads = 2,
-                              .parallel_min_work = 1};
-    convsel_tree_data ones = {codes, N, F, &bins, grad, hess}, unit = ones;
-    unit.hess = NULL;
-    convsel_tree t[2];
-    for (int k = 0; k < 2; k++) {
-        for (size_t i = 0; i < N / 2; i++)
-            rows[i] = (size_t)(N - 1) - 2 * i; /* every other row, descending */
-        CHECK_EQ(convsel_tree_grow(k ? &unit : &ones, rows, N / 2, NULL, &tp, &t[k]), CONVSEL_OK);
-    }
-    convsel_ensemble a = {.trees = &t[0], .n_trees = 1}, b = {.trees = &t[1], .n_trees = 1};
-    CHECK(t[0].n_nodes > 15);
-    CHECK(ensembles_equal(&a, &b));
-    convsel_tree_free(&t[0]);
-    convsel_tree_free(&t[1]);
-    convsel_bins_free(&bins);
-    free(x);
-    free(grad);
-    free(hess);
-    free(rows);
-    free(codes);
 }
 
 static int count_iterations(int it, double train_rmse, double valid_rmse, int best, void *user)
@@ -1102,7 +1083,6 @@ int main(void)
     test_features();
     test_bins();
     test_planted_split();
-    test_unit_hessians();
     test_categorical_split();
     test_forest_matches_trees();
     test_forest_refuses();
