@@ -134,6 +134,11 @@ expect_rc 2 calibrate --model "$tmp/source_model.msgpack" --from-data "$tmp/samp
     fail "--method retrain exited $?: $(cat "$tmp/err")"
 grep -q '"samples": 3, "records": [0-9]*, "method": "retrain", "chosen_by_auto": false' "$tmp/out" ||
     fail "--method retrain: $(cat "$tmp/out")"
+# The time retraining took is reported, within the command's.
+fit=$(grep -o '"fit_seconds": [0-9.]*' "$tmp/out" | cut -d' ' -f2)
+total=$(grep -o '"seconds": [0-9.]*' "$tmp/out" | cut -d' ' -f2)
+awk -v f="$fit" -v t="$total" 'BEGIN { exit !(f > 0 && f <= t) }' ||
+    fail "retrain: fit_seconds '$fit' not in (0, seconds '$total']: $(cat "$tmp/out")"
 "$convsel" --isa avx2 predict --model "$tmp/cal4.msgpack" 'mb1ic8ih8oc8oh8kh3ph1' >/dev/null 2>"$tmp/err" ||
     fail "predict with the retrained model exited $?: $(cat "$tmp/err")"
 # retrain needs the source's datasets, and they are for retrain only; a missing one is named.

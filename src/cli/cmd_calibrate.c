@@ -70,7 +70,8 @@ static void usage(FILE *out)
             "                     measured\n"
             "  --json             print {\"samples\", \"method\", \"chosen_by_auto\",\n"
             "                     \"method_by_default\", \"method_asked\", \"cv_rmse_log\", \"cv_regret_log\",\n"
-            "                     \"seconds\", \"source_model\", \"model\", ...}\n"
+            "                     \"seconds\", \"profile_seconds\", \"fit_seconds\", \"source_model\",\n"
+            "                     \"model\", ...}\n"
             "  --quiet            no progress on stderr\n"
             "  --if-needed        when the model already describes this CPU (same CPU, ISA cap and\n"
             "                     instruction set of OpenBLAS's kernels),\n"
@@ -655,7 +656,7 @@ int cmd_calibrate(int argc, char **argv)
     size_t n_reorder_samples = 0, n_cold_samples = 0, n_conv_samples = 0;
     convsel_cold_sample *cold_samples = NULL;
     convsel_conv_sample *conv_samples = NULL;
-    double profile_s = 0.0, reorder_s = 0.0, cold_s = 0.0, network_s = 0.0;
+    double profile_s = 0.0, fit_s = 0.0, reorder_s = 0.0, cold_s = 0.0, network_s = 0.0;
     convsel_status st;
     int rc = cli_open_model(CMD, model_path, &source);
     if (rc != CLI_OK)
@@ -809,6 +810,7 @@ int cmd_calibrate(int argc, char **argv)
                           "so retraining could not tell it apart; the lines, and residual trees if "
                           "cross-validation says they pay (docs/transfer.md)");
     }
+    const double fit_t0 = cli_now();
     if (params.method == CONVSEL_CALIBRATE_RETRAIN) {
         if (!quiet && !json)
             fprintf(stderr, "convsel %s: retraining on %zu datasets and the samples\n", CMD, n_source_paths);
@@ -817,6 +819,7 @@ int cmd_calibrate(int argc, char **argv)
     } else {
         st = convsel_model_calibrate(source, target, &params, &calibrated);
     }
+    fit_s = cli_now() - fit_t0;
     if (st != CONVSEL_OK) {
         rc = cli_fail(CMD, st);
         goto done;
@@ -878,8 +881,8 @@ int cmd_calibrate(int argc, char **argv)
                info.auto_chosen ? "true" : "false", method_by_default ? "true" : "false");
         json_string(convsel_calibrate_method_name(params.method));
         printf(", \"cv_rmse_log\": %.4f, \"cv_regret_log\": %.4f, \"seconds\": %.3f, \"profile_seconds\": %.3f, "
-               "\"source_model\": ",
-               info.cv_rmse_log, info.cv_regret_log, seconds, profile_s);
+               "\"fit_seconds\": %.3f, \"source_model\": ",
+               info.cv_rmse_log, info.cv_regret_log, seconds, profile_s, fit_s);
         json_string(convsel_model_id(source));
         printf(", \"model\": ");
         json_string(convsel_model_id(calibrated));
@@ -947,9 +950,9 @@ int cmd_calibrate(int argc, char **argv)
                 }
             printf("%s in selection\n", priced ? "" : " nothing measurable");
         }
-        printf("  %.1f s (profiling %.1f s, reorders %.1f s, cold reads %.1f s, convolutions in networks %.1f s); "
-               "wrote %s\n",
-               seconds, profile_s, reorder_s, cold_s, network_s, out_path);
+        printf("  %.1f s (profiling %.1f s, fitting %.1f s, reorders %.1f s, cold reads %.1f s, convolutions in "
+               "networks %.1f s); wrote %s\n",
+               seconds, profile_s, fit_s, reorder_s, cold_s, network_s, out_path);
     }
 
 done:
