@@ -669,22 +669,6 @@ convsel_status convsel_model_predict_table(const convsel_model *model, const con
 
 /* ---------------------------------------------------------------- training */
 
-typedef struct progress_relay {
-    convsel_train_progress_fn fn;
-    void *user;
-    convsel_train_progress info;
-} progress_relay;
-
-static int relay(int iteration, double train_rmse, double valid_rmse, int best_iteration, void *user)
-{
-    progress_relay *r = user;
-    r->info.iteration = iteration;
-    r->info.train_rmse = train_rmse;
-    r->info.valid_rmse = valid_rmse;
-    r->info.best_iteration = best_iteration;
-    return r->fn(&r->info, r->user);
-}
-
 typedef struct train_rows {
     size_t n;            /* rows used */
     size_t *row;         /* table row of each */
@@ -860,26 +844,119 @@ static void ensemble_scale(convsel_ensemble *e, double s)
             e->trees[t].nodes[k].value *= s;
 }
 
-static convsel_status fit_ensemble(convsel_model *m, const train_rows *r, int32_t only_prim, size_t e,
-                                   const convsel_boost_params *bp, progress_relay *relay_state, convsel_ensemble *out)
+/*
+ * One ensemble of one bag: the unit of training that runs on a thread of its
+ * own. Jobs share nothing they write, so each one's trees are what a
+ * sequential loop would grow; what they add to the model (trees, validation
+ * sums) is added in job order after all are done.
+ */
+typedef struct train_job {
+    int bag;
+    size_t e;                       /* the ensemble */
+    int32_t only_prim;              /* its primitive, -1 for a single model */
+    const uint8_t *valid;           /* the bag's held-out rows */
+    convsel_boost_params bp;
+    struct job_relay *relay;
+    convsel_ensemble out;
+    double *sq_err;                 /* its validation rows' squared errors, in row order */
+    size_t n_sq_err;
+    convsel_status st;
+    char error[256];                /* convsel_last_error() of the job's thread */
+    convsel_train_progress info;
+    convsel_train_progress *held;   /* progress waiting for the jobs before it */
+    size_t n_held, cap_held;
+    int done, hold_failed;
+} train_job;
+
+/* Progress reaches the caller in job order, as a sequential loop gives it:
+ * the events of jobs[live] go through at once, a later job's are held until
+ * every job before it is done. */
+typedef struct job_relay {
+    convsel_train_progress_fn fn;
+    void *user;
+    train_job *jobs;
+    size_t n_jobs, live;
+    int stop;                       /* the caller said stop, or holding progress failed */
+} job_relay;
+
+/* Under the relay's lock. */
+static void relay_deliver(job_relay *r, const convsel_train_progress *p)
+{
+    if (!r->stop && r->fn(p, r->user))
+        r->stop = 1;
+}
+
+static int relay(int iteration, double train_rmse, double valid_rmse, int best_iteration, void *user)
+{
+    train_job *j = user;
+    job_relay *r = j->relay;
+    convsel_train_progress p = j->info;
+    p.iteration = iteration;
+    p.train_rmse = train_rmse;
+    p.valid_rmse = valid_rmse;
+    p.best_iteration = best_iteration;
+    int stop;
+#pragma omp critical(convsel_train_relay)
+    {
+        if (j == &r->jobs[r->live]) {
+            relay_deliver(r, &p);
+        } else if (!r->stop) {
+            if (j->n_held == j->cap_held) {
+                size_t cap = j->cap_held ? 2 * j->cap_held : 64;
+                convsel_train_progress *held = realloc(j->held, cap * sizeof *held);
+                if (held) {
+                    j->held = held;
+                    j->cap_held = cap;
+                }
+            }
+            if (j->n_held < j->cap_held)
+                j->held[j->n_held++] = p;
+            else
+                r->stop = j->hold_failed = 1; /* out of memory: the job reports it */
+        }
+        stop = r->stop;
+    }
+    return stop;
+}
+
+/* A job is done: the jobs after it whose turn it now is send what they hold. */
+static void relay_finish(train_job *j)
+{
+    job_relay *r = j->relay;
+#pragma omp critical(convsel_train_relay)
+    {
+        j->done = 1;
+        while (r->live < r->n_jobs && r->jobs[r->live].done) {
+            r->live++;
+            if (r->live == r->n_jobs)
+                break;
+            train_job *next = &r->jobs[r->live];
+            for (size_t i = 0; r->fn && i < next->n_held; i++)
+                relay_deliver(r, &next->held[i]);
+            free(next->held);
+            next->held = NULL;
+            next->n_held = next->cap_held = 0;
+        }
+    }
+}
+
+static void run_job(const train_rows *r, train_job *j)
 {
     size_t n_train = 0, n_valid = 0;
     size_t *train = malloc((r->n ? r->n : 1) * sizeof *train);
     size_t *valid = malloc((r->n ? r->n : 1) * sizeof *valid);
     if (!train || !valid) {
-        free(train);
-        free(valid);
-        return convsel_error(CONVSEL_OUT_OF_MEMORY, "out of memory");
+        j->st = convsel_error(CONVSEL_OUT_OF_MEMORY, "out of memory");
+        goto done;
     }
     for (size_t i = 0; i < r->n; i++) {
-        if (only_prim >= 0 && r->prim[i] != only_prim)
+        if (j->only_prim >= 0 && r->prim[i] != j->only_prim)
             continue;
-        if (r->valid[i])
+        if (j->valid[i])
             valid[n_valid++] = i;
         else
             train[n_train++] = i;
     }
-    convsel_status st;
     if (n_train == 0) {
         /* Every row of this primitive landed in validation: train on them
          * rather than leave the primitive out. */
@@ -887,19 +964,109 @@ static convsel_status fit_ensemble(convsel_model *m, const train_rows *r, int32_
         n_train = n_valid;
         n_valid = 0;
     }
-    relay_state->info.ensemble = only_prim >= 0 ? m->primitives[only_prim] : "all";
-    relay_state->info.ensemble_index = e;
-    st = convsel_boost_fit(r->x, r->y, r->n, CONVSEL_FEATURE_COUNT, train, n_train, valid, n_valid, bp,
-                           convsel_feature_is_categorical, relay_state->fn ? relay : NULL, relay_state, out);
-    /* The held-out error, summed here and turned into an RMS when every
-     * ensemble is done: the model's uncertainty for verified selection. */
-    for (size_t i = 0; st == CONVSEL_OK && i < n_valid; i++) {
-        double d = convsel_ensemble_predict(out, r->x + valid[i] * CONVSEL_FEATURE_COUNT) - r->y[valid[i]];
-        m->valid_rmse_log += d * d;
-        m->valid_rows++;
+    j->st = convsel_boost_fit(r->x, r->y, r->n, CONVSEL_FEATURE_COUNT, train, n_train, valid, n_valid, &j->bp,
+                              convsel_feature_is_categorical, j->relay->fn ? relay : NULL, j, &j->out);
+    if (j->hold_failed)
+        j->st = convsel_error(CONVSEL_OUT_OF_MEMORY, "out of memory holding training progress");
+    /* The held-out error, summed in job order when every job is done: the
+     * model's uncertainty for verified selection. */
+    if (j->st == CONVSEL_OK && n_valid && !(j->sq_err = malloc(n_valid * sizeof *j->sq_err)))
+        j->st = convsel_error(CONVSEL_OUT_OF_MEMORY, "out of memory");
+    for (size_t i = 0; j->st == CONVSEL_OK && i < n_valid; i++) {
+        double d = convsel_ensemble_predict(&j->out, r->x + valid[i] * CONVSEL_FEATURE_COUNT) - r->y[valid[i]];
+        j->sq_err[j->n_sq_err++] = d * d;
     }
+done:
+    if (j->st != CONVSEL_OK)
+        snprintf(j->error, sizeof j->error, "%s", convsel_last_error());
     free(train);
     free(valid);
+    relay_finish(j);
+}
+
+/*
+ * Fits every bag's every ensemble into m. Bag b holds out its own layers
+ * (pick_valid with seed + b; bag 0's are r->valid) and draws its own streams;
+ * the bags' trees are appended in bag order. The jobs run on up to threads
+ * threads, each growing its trees on one; a single job grows its trees on all
+ * of them (the histograms' threads). Either way the trees are the same.
+ */
+static convsel_status fit_jobs(convsel_model *m, const convsel_table *t, train_rows *r,
+                               const convsel_train_params *params, const convsel_boost_params *bp,
+                               convsel_train_progress_fn progress, void *user)
+{
+    const size_t n_bags = (size_t)params->bags, n_jobs = n_bags * m->n_ensembles;
+    train_job *jobs = calloc(n_jobs, sizeof *jobs);
+    uint8_t **masks = calloc(n_bags, sizeof *masks);
+    job_relay shared = {.fn = progress, .user = user, .jobs = jobs, .n_jobs = n_jobs};
+    convsel_status st = jobs && masks ? CONVSEL_OK : convsel_error(CONVSEL_OUT_OF_MEMORY, "out of memory");
+    for (size_t b = 0; st == CONVSEL_OK && b < n_bags; b++) {
+        if (b == 0) {
+            masks[0] = r->valid;
+            continue;
+        }
+        if (!(masks[b] = malloc(r->n ? r->n : 1))) {
+            st = convsel_error(CONVSEL_OUT_OF_MEMORY, "out of memory");
+            break;
+        }
+        memcpy(masks[b], masks[b - 1], r->n);
+        train_rows view = *r;
+        view.valid = masks[b];
+        st = pick_valid(t, &view, params->valid_fraction, params->seed + (uint64_t)b);
+    }
+    const int threads = bp->threads;
+    const int outer = n_jobs < (size_t)threads ? (int)n_jobs : threads;
+    for (size_t k = 0; st == CONVSEL_OK && k < n_jobs; k++) {
+        train_job *j = &jobs[k];
+        j->bag = (int)(k / m->n_ensembles);
+        j->e = k % m->n_ensembles;
+        j->only_prim = params->mode == CONVSEL_MODEL_SINGLE ? -1 : (int32_t)j->e;
+        j->valid = masks[j->bag];
+        j->bp = *bp;
+        /* Each ensemble draws from its own stream, so adding a primitive to
+         * the data does not change the others' trees. */
+        j->bp.seed = params->seed + (uint64_t)j->bag + 0x9e3779b97f4a7c15ull * (j->e + 1);
+        j->bp.threads = outer > 1 ? 1 : threads;
+        j->relay = &shared;
+        j->info = (convsel_train_progress){.ensemble = j->only_prim >= 0 ? m->primitives[j->only_prim] : "all",
+                                           .ensemble_index = j->e,
+                                           .ensemble_count = m->n_ensembles,
+                                           .bag = j->bag,
+                                           .bag_count = params->bags};
+    }
+    if (st == CONVSEL_OK) {
+#pragma omp parallel for num_threads(outer) schedule(dynamic, 1) if (outer > 1)
+        for (long k = 0; k < (long)n_jobs; k++)
+            run_job(r, &jobs[k]);
+    }
+    /* In job order: the first failure, else the trees and the sums. The
+     * caller may have said stop to progress held until every job was done. */
+    for (size_t k = 0; st == CONVSEL_OK && k < n_jobs; k++)
+        if (jobs[k].st != CONVSEL_OK)
+            st = convsel_error(jobs[k].st, "%s", jobs[k].error);
+    if (st == CONVSEL_OK && shared.stop)
+        st = convsel_error(CONVSEL_INTERRUPTED, "training interrupted by its progress callback");
+    for (size_t k = 0; st == CONVSEL_OK && k < n_jobs; k++) {
+        train_job *j = &jobs[k];
+        for (size_t i = 0; i < j->n_sq_err; i++)
+            m->valid_rmse_log += j->sq_err[i];
+        m->valid_rows += j->n_sq_err;
+        if (j->bag == 0) {
+            m->ensembles[j->e] = j->out;
+            memset(&j->out, 0, sizeof j->out);
+        } else {
+            st = ensemble_append(&m->ensembles[j->e], &j->out);
+        }
+    }
+    for (size_t k = 0; jobs && k < n_jobs; k++) {
+        convsel_ensemble_free(&jobs[k].out);
+        free(jobs[k].sq_err);
+        free(jobs[k].held);
+    }
+    for (size_t b = 1; masks && b < n_bags; b++)
+        free(masks[b]);
+    free(masks);
+    free(jobs);
     return st;
 }
 
@@ -979,33 +1146,7 @@ convsel_status convsel_model_train_table(const convsel_table *t, const uint8_t *
                                .max_bins = params->max_bins,
                                .patience = params->patience,
                                .threads = params->threads > 0 ? params->threads : omp_get_max_threads()};
-    progress_relay relay_state = {.fn = progress, .user = user};
-    relay_state.info.ensemble_count = m->n_ensembles;
-    relay_state.info.bag_count = params->bags;
-    /* Bag b is the model seed + b would train, except that every bag keeps
-     * bag 0's refined roofline: it draws its own early-stopping layers and
-     * subsamples, and the bags' trees are averaged. */
-    convsel_ensemble *bag = params->bags > 1 ? calloc(m->n_ensembles, sizeof *bag) : NULL;
-    if (params->bags > 1 && !bag)
-        st = convsel_error(CONVSEL_OUT_OF_MEMORY, "out of memory");
-    for (int b = 0; b < params->bags && st == CONVSEL_OK; b++) {
-        uint64_t seed = params->seed + (uint64_t)b;
-        relay_state.info.bag = b;
-        if (b > 0)
-            st = pick_valid(t, &r, params->valid_fraction, seed);
-        for (size_t e = 0; e < m->n_ensembles && st == CONVSEL_OK; e++) {
-            /* Each ensemble draws from its own stream, so adding a primitive
-             * to the data does not change the others' trees. */
-            bp.seed = seed + 0x9e3779b97f4a7c15ull * (e + 1);
-            st = fit_ensemble(m, &r, params->mode == CONVSEL_MODEL_SINGLE ? -1 : (int32_t)e, e, &bp, &relay_state,
-                              b == 0 ? &m->ensembles[e] : &bag[e]);
-            if (st == CONVSEL_OK && b > 0)
-                st = ensemble_append(&m->ensembles[e], &bag[e]);
-        }
-    }
-    for (size_t e = 0; bag && e < m->n_ensembles; e++)
-        convsel_ensemble_free(&bag[e]);
-    free(bag);
+    st = fit_jobs(m, t, &r, params, &bp, progress, user);
     for (size_t e = 0; st == CONVSEL_OK && params->bags > 1 && e < m->n_ensembles; e++)
         ensemble_scale(&m->ensembles[e], 1.0 / params->bags);
     if (m->valid_rows)

@@ -837,6 +837,126 @@ static void test_bags(void)
     convsel_dataset_destroy(ds);
 }
 
+/* Training's jobs (each bag's each ensemble) run on threads of their own;
+ * the caller sees the same model and the same progress, in the same order, at
+ * any thread count, and a stop said to progress stops training. */
+typedef struct progress_log {
+    convsel_train_progress *events;
+    size_t n, cap;
+    size_t stop_at; /* return non-zero at this event (1-based; 0: never) */
+    size_t after_stop;
+} progress_log;
+
+static int log_progress(const convsel_train_progress *p, void *user)
+{
+    progress_log *l = user;
+    if (l->stop_at && l->n >= l->stop_at) {
+        l->after_stop++;
+        return 1;
+    }
+    if (l->n == l->cap) {
+        size_t cap = l->cap ? 2 * l->cap : 256;
+        convsel_train_progress *e = realloc(l->events, cap * sizeof *e);
+        if (!e)
+            return 1;
+        l->events = e;
+        l->cap = cap;
+    }
+    l->events[l->n++] = *p;
+    return l->stop_at && l->n == l->stop_at;
+}
+
+static int same_progress(const convsel_train_progress *a, const convsel_train_progress *b)
+{
+    return strcmp(a->ensemble, b->ensemble) == 0 && a->ensemble_index == b->ensemble_index &&
+           a->ensemble_count == b->ensemble_count && a->iteration == b->iteration && a->bag == b->bag &&
+           a->bag_count == b->bag_count && a->best_iteration == b->best_iteration &&
+           a->train_rmse == b->train_rmse &&
+           (a->valid_rmse == b->valid_rmse || (isnan(a->valid_rmse) && isnan(b->valid_rmse)));
+}
+
+/* Training stopped by progress at event stop_at: INTERRUPTED, no model, and
+ * progress not called after it said stop. */
+static void check_stop(const convsel_dataset *const *sets, convsel_train_params p, int threads, size_t stop_at)
+{
+    progress_log s = {.stop_at = stop_at};
+    convsel_model *m = NULL;
+    p.threads = threads;
+    CHECK_EQ(convsel_model_train(sets, 1, &p, log_progress, &s, &m), CONVSEL_INTERRUPTED);
+    CHECK(m == NULL);
+    CHECK_EQ(s.n, stop_at);
+    CHECK_EQ(s.after_stop, 0);
+    convsel_model_destroy(m);
+    free(s.events);
+}
+
+static void test_parallel_jobs(void)
+{
+    convsel_dataset *ds = NULL;
+    CHECK_EQ(syn_dataset(91, 2, 20, 40, 0.05, &ds), CONVSEL_OK);
+    if (!ds)
+        return;
+    const convsel_dataset *sets[1] = {ds};
+    const char *modes[2] = {"mode=single", "mode=per_primitive"};
+    for (int mi = 0; mi < 2; mi++) {
+        convsel_train_params p;
+        convsel_train_params_default(&p);
+        CHECK_EQ(convsel_train_params_parse(modes[mi], &p), CONVSEL_OK);
+        p.trees = 30;
+        p.bags = 3;
+        p.seed = 7;
+        p.threads = 1;
+        convsel_model *ref = NULL;
+        progress_log ref_log = {0};
+        CHECK_EQ(convsel_model_train(sets, 1, &p, log_progress, &ref_log, &ref), CONVSEL_OK);
+        if (!ref)
+            continue;
+        /* Every job reported, in order: bag by bag, ensemble by ensemble. */
+        CHECK(mi == 0 ? ref->n_ensembles == 1 : ref->n_ensembles > 1);
+        size_t job = 0;
+        for (size_t i = 0; i < ref_log.n; i++) {
+            const convsel_train_progress *e = &ref_log.events[i];
+            size_t k = (size_t)e->bag * e->ensemble_count + e->ensemble_index;
+            CHECK_MSG(k == job || k == job + 1, "progress of job %zu after job %zu", k, job);
+            CHECK(k == job && i > 0 ? e->iteration == ref_log.events[i - 1].iteration + 1 : e->iteration == 0);
+            job = k;
+        }
+        CHECK_EQ(job + 1, 3 * ref->n_ensembles);
+        for (int threads = 2; threads <= 5; threads += 3) { /* fewer and more threads than jobs */
+            convsel_model *m = NULL;
+            progress_log l = {0};
+            p.threads = threads;
+            CHECK_EQ(convsel_model_train(sets, 1, &p, log_progress, &l, &m), CONVSEL_OK);
+            if (m) {
+                CHECK_STR(convsel_model_id(m), convsel_model_id(ref));
+                CHECK_EQ(m->valid_rows, ref->valid_rows);
+                CHECK(m->valid_rmse_log == ref->valid_rmse_log);
+            }
+            CHECK_EQ(l.n, ref_log.n);
+            size_t same = 0;
+            for (size_t i = 0; i < l.n && i < ref_log.n; i++)
+                same += same_progress(&l.events[i], &ref_log.events[i]);
+            CHECK_MSG(same == ref_log.n, "%s, %d threads: %zu of %zu progress events as at 1 thread", modes[mi],
+                      threads, same, ref_log.n);
+            convsel_model_destroy(m);
+            free(l.events);
+        }
+        /* A stop in the second or the last bag's first job. */
+        for (int bag = 1; bag <= 2; bag++) {
+            size_t stop_at = 0;
+            for (size_t i = 0; i < ref_log.n && !stop_at; i++)
+                if (ref_log.events[i].bag == bag && ref_log.events[i].iteration == 4)
+                    stop_at = i + 1;
+            CHECK(stop_at > 0);
+            for (int threads = 1; threads <= 5; threads += 2)
+                check_stop(sets, p, threads, stop_at);
+        }
+        convsel_model_destroy(ref);
+        free(ref_log.events);
+    }
+    convsel_dataset_destroy(ds);
+}
+
 /* One CPU profiled with two OpenBLAS cores, the GEMM primitives 1.8x slower
  * with the AVX2 one: the model keeps the two setups apart (two fingerprints,
  * two sets of layers) and predicts each its own times, the GEMM primitives'
@@ -1094,6 +1214,7 @@ int main(void)
     test_eval_recorded_kernels();
     test_synthetic();
     test_bags();
+    test_parallel_jobs();
     test_blas_setups();
     return CHECK_DONE();
 }
