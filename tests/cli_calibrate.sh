@@ -78,6 +78,26 @@ grep -q "reorders timed inside 1 network in" "$tmp/err" || fail "calibrate's reo
 grep -q '"reorder_samples": 0, "reorder_seconds": 0.000, "reorder_scale": {}' "$tmp/out" ||
     fail "calibrate --reorder-time-s 0 timed reorders: $(cat "$tmp/out")"
 
+# --total-time-s: a later pool network the probe's time so far projects past the command's bound is
+# left out, with a note naming it; 0 is no bound; a negative bound is a usage error.
+cp "$tmp/chain.txt" "$tmp/chain2.txt"
+expect_rc 2 calibrate --model "$tmp/source_model.msgpack" --samples 2 --total-time-s -1 -o "$tmp/x.msgpack"
+grep -q -- "--total-time-s" "$tmp/err" || fail "calibrate --total-time-s -1: $(cat "$tmp/err")"
+for bound in 0.001 0; do
+    "$convsel" --isa avx2 calibrate --model "$tmp/source_model.msgpack" --samples 2 --threads 1 \
+        --pool "$tmp/chain.txt" --pool "$tmp/chain2.txt" --sampled 0 --max-time-s 0.02 --reorder-time-s 30 \
+        --cold-time-s 0 --network-time-s 0 --total-time-s $bound -o "$tmp/cal_bound.msgpack" \
+        >"$tmp/out" 2>"$tmp/err" || fail "calibrate --total-time-s $bound exited $?: $(cat "$tmp/err")"
+    if [ $bound = 0 ]; then
+        grep -q "reorders timed inside 2 networks in" "$tmp/err" || fail "--total-time-s 0 bounded: $(cat "$tmp/err")"
+        ! grep -q "left out" "$tmp/err" || fail "--total-time-s 0 left a network out: $(cat "$tmp/err")"
+    else
+        grep -q "reorders timed inside 1 network in" "$tmp/err" || fail "--total-time-s $bound: $(cat "$tmp/err")"
+        grep -q "note: chain2 left out of the reorders probe: projected to end at .* (--total-time-s)" "$tmp/err" ||
+            fail "--total-time-s $bound: no note: $(cat "$tmp/err")"
+    fi
+done
+
 # Cold reads: the reorders that bring the chain's first layer its input, timed inside it under every
 # boundary layout; --cold-time-s 0 times none; a negative budget is a usage error.
 expect_rc 2 calibrate --model "$tmp/source_model.msgpack" --samples 2 --cold-time-s -1 -o "$tmp/x.msgpack"

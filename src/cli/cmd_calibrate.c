@@ -20,6 +20,7 @@ static void usage(FILE *out)
             "usage: convsel [--isa avx512|avx2|sse41|scalar] calibrate [--model M] --samples K\n"
             "                 [--threads LIST] [--seed S] [--method METHOD] [--pool FILE|DIR ...]\n"
             "                 [--sampled N] [--max-flops F] [--max-time-s S] [--reorder-time-s S]\n"
+            "                 [--cold-time-s S] [--network-time-s S] [--total-time-s S]\n"
             "                 [--data SAMPLES.msgpack]\n"
             "                 [--source-data FILE ...] [--if-needed] [--json] [--quiet] -o OUT\n"
             "       convsel calibrate [--model M] --from-data FILE [--samples K] [--seed S] [--method M]\n"
@@ -65,6 +66,10 @@ static void usage(FILE *out)
             "                     networks against alone, network by network at every thread count (the\n"
             "                     first network always), and price the layers' weights, read from memory\n"
             "                     there, per MB and primitive in selection (default 6; 0: not at all)\n"
+            "  --total-time-s S   leave out of those three probes any network but the first that, by\n"
+            "                     the time the networks before it took per FLOP, would run the whole\n"
+            "                     command past S seconds (what is left shared by the probes in\n"
+            "                     proportion to their times; default 50; 0: no bound)\n"
             "  --data FILE        also save the measured samples as a dataset\n"
             "  --from-data FILE   calibrate from a dataset profiled on the target CPU; nothing is\n"
             "                     measured\n"
@@ -452,18 +457,41 @@ static convsel_status probe_one(const struct probe *p, const convsel_network *ne
     return convsel_conv_probe(network, threads, p->selected, NETWORK_PROBE_S, p->seed, p->convs, p->n);
 }
 
+/* The FLOPs of a network's layers: what a probe's time on the networks
+ * before projects its time on the next by. */
+static double network_flops(const convsel_network *network)
+{
+    double flops = 0;
+    for (size_t i = 0; i < convsel_network_size(network); i++)
+        flops += convsel_problem_flops(convsel_network_layer(network, i));
+    return flops;
+}
+
 /*
- * A probe of the pool's networks (convsel_reorder_probe, convsel_cold_probe)
- * at every thread count, network by network in the pool's order until
- * budget_s is spent (the first network always). A network that cannot be
- * run end to end with the selected primitives is passed over with a note.
+ * A probe of the pool's networks (convsel_reorder_probe, convsel_cold_probe,
+ * convsel_conv_probe) at every thread count, network by network in the pool's
+ * order until budget_s is spent (the first network always). When cap_s > 0, a
+ * later network is left out if the probe's seconds per FLOP so far project it
+ * to end past cap_s: a slow CPU or ISA cap (ResNet-50 took 31 s of a 6 s
+ * budget under SSE4.1) keeps calibrate within its time. A network that cannot
+ * be run end to end with the selected primitives is passed over with a note.
  */
-static int probe_pool(const candidates *c, const int *threads, size_t n_threads, double budget_s, int quiet,
-                      const struct probe *p)
+static int probe_pool(const candidates *c, const int *threads, size_t n_threads, double budget_s, double cap_s,
+                      int quiet, const struct probe *p)
 {
     const double t0 = cli_now();
     size_t networks = 0;
+    double probed_flops = 0;
     for (size_t f = 0; f < c->n_networks && (f == 0 || cli_now() - t0 < budget_s); f++) {
+        const double spent = cli_now() - t0, flops = network_flops(c->networks[f]);
+        if (f > 0 && cap_s > 0 && probed_flops > 0 && spent + spent / probed_flops * flops > cap_s) {
+            if (!quiet)
+                fprintf(stderr, "convsel %s: note: %s left out of the %s probe: projected to end at %.1f s of "
+                        "its %.1f s (--total-time-s)\n", CMD, convsel_network_name(c->networks[f]), p->what,
+                        spent + spent / probed_flops * flops, cap_s);
+            continue;
+        }
+        probed_flops += flops;
         size_t before = *p->n;
         convsel_status st = CONVSEL_OK;
         for (size_t t = 0; t < n_threads && st == CONVSEL_OK; t++)
@@ -485,6 +513,18 @@ static int probe_pool(const candidates *c, const int *threads, size_t n_threads,
     return CLI_OK;
 }
 
+/* A probe's cap under --total-time-s: what is left of total_s since t_start,
+ * in proportion of its budget to the budgets of the probes still to run (this
+ * one's included); 0 when there is no bound. The cap may be spent already:
+ * then the probe times its first network alone. */
+static double probe_cap(double t_start, double total_s, double budget_s, double budgets_left_s)
+{
+    if (!(total_s > 0) || !(budgets_left_s > 0))
+        return 0;
+    double cap = (total_s - (cli_now() - t_start)) * budget_s / budgets_left_s;
+    return cap > 1e-3 ? cap : 1e-3;
+}
+
 int cmd_calibrate(int argc, char **argv)
 {
     const char *model_path = NULL, *out_path = NULL, *data_path = NULL, *from_data = NULL;
@@ -495,6 +535,7 @@ int cmd_calibrate(int argc, char **argv)
     size_t n_threads = 2;
     uint64_t seed = 1;
     double max_flops = 5e8, max_time_s = 0.3, reorder_time_s = 4.0, cold_time_s = 2.0, network_time_s = 6.0;
+    double total_time_s = 50.0;
     int json = 0, quiet = 0, if_needed = 0, method_given = 0;
     convsel_calibrate_params params;
     convsel_calibrate_params_default(&params);
@@ -581,6 +622,9 @@ int cmd_calibrate(int argc, char **argv)
                 return CLI_USAGE;
         } else if (strcmp(a, "--network-time-s") == 0) {
             if (!(v = cli_value(CMD, argc, argv, &i)) || !cli_parse_double(CMD, a, v, 0, 3600, &network_time_s))
+                return CLI_USAGE;
+        } else if (strcmp(a, "--total-time-s") == 0) {
+            if (!(v = cli_value(CMD, argc, argv, &i)) || !cli_parse_double(CMD, a, v, 0, 86400, &total_time_s))
                 return CLI_USAGE;
         } else if (strcmp(a, "--cold-time-s") == 0) {
             if (!(v = cli_value(CMD, argc, argv, &i)) || !cli_parse_double(CMD, a, v, 0, 3600, &cold_time_s))
@@ -827,7 +871,9 @@ int cmd_calibrate(int argc, char **argv)
     if (!from_data && reorder_time_s > 0) {
         double t0 = cli_now();
         struct probe p = {"reorders", selected, seed, &reorder_samples, NULL, NULL, &n_reorder_samples};
-        rc = probe_pool(&cands, threads, n_threads, reorder_time_s, quiet || json, &p);
+        rc = probe_pool(&cands, threads, n_threads, reorder_time_s,
+                        probe_cap(t_start, total_time_s, reorder_time_s, reorder_time_s + cold_time_s + network_time_s),
+                        quiet || json, &p);
         if (rc == CLI_OK) {
             convsel_fingerprint cpu;
             if ((st = convsel_fingerprint_get(&cpu)) != CONVSEL_OK ||
@@ -842,7 +888,9 @@ int cmd_calibrate(int argc, char **argv)
     if (!from_data && cold_time_s > 0) {
         double t0 = cli_now();
         struct probe p = {"cold reads", selected, seed, NULL, &cold_samples, NULL, &n_cold_samples};
-        rc = probe_pool(&cands, threads, n_threads, cold_time_s, quiet || json, &p);
+        rc = probe_pool(&cands, threads, n_threads, cold_time_s,
+                        probe_cap(t_start, total_time_s, cold_time_s, cold_time_s + network_time_s), quiet || json,
+                        &p);
         if (rc == CLI_OK) {
             convsel_fingerprint cpu;
             if ((st = convsel_fingerprint_get(&cpu)) != CONVSEL_OK ||
@@ -856,7 +904,8 @@ int cmd_calibrate(int argc, char **argv)
     if (!from_data && network_time_s > 0) {
         double t0 = cli_now();
         struct probe p = {"convolutions", selected, seed, NULL, NULL, &conv_samples, &n_conv_samples};
-        rc = probe_pool(&cands, threads, n_threads, network_time_s, quiet || json, &p);
+        rc = probe_pool(&cands, threads, n_threads, network_time_s,
+                        probe_cap(t_start, total_time_s, network_time_s, network_time_s), quiet || json, &p);
         if (rc == CLI_OK) {
             convsel_fingerprint cpu;
             if ((st = convsel_fingerprint_get(&cpu)) != CONVSEL_OK ||
