@@ -988,7 +988,7 @@ done:
  * Fits every bag's every ensemble into m. Bag b holds out its own layers
  * (pick_valid with seed + b; bag 0's are r->valid) and draws its own streams;
  * the bags' trees are appended in bag order. The jobs run on up to threads
- * threads, each growing its trees on one; a single job grows its trees on all
+ * threads, each growing its trees on one; a job alone grows its trees on all
  * of them (the histograms' threads). Either way the trees are the same.
  */
 static convsel_status fit_jobs(convsel_model *m, const convsel_table *t, train_rows *r,
@@ -1014,8 +1014,11 @@ static convsel_status fit_jobs(convsel_model *m, const convsel_table *t, train_r
         view.valid = masks[b];
         st = pick_valid(t, &view, params->valid_fraction, params->seed + (uint64_t)b);
     }
+    /* One job on each thread; when one job is left over after the rounds,
+     * as three bags on two threads leave one, it runs last on them all. */
     const int threads = bp->threads;
     const int outer = n_jobs < (size_t)threads ? (int)n_jobs : threads;
+    const size_t tail = outer > 1 && n_jobs % (size_t)outer == 1 ? 1 : 0;
     for (size_t k = 0; st == CONVSEL_OK && k < n_jobs; k++) {
         train_job *j = &jobs[k];
         j->bag = (int)(k / m->n_ensembles);
@@ -1026,7 +1029,7 @@ static convsel_status fit_jobs(convsel_model *m, const convsel_table *t, train_r
         /* Each ensemble draws from its own stream, so adding a primitive to
          * the data does not change the others' trees. */
         j->bp.seed = params->seed + (uint64_t)j->bag + 0x9e3779b97f4a7c15ull * (j->e + 1);
-        j->bp.threads = outer > 1 ? 1 : threads;
+        j->bp.threads = outer > 1 && k < n_jobs - tail ? 1 : threads;
         j->relay = &shared;
         j->info = (convsel_train_progress){.ensemble = j->only_prim >= 0 ? m->primitives[j->only_prim] : "all",
                                            .ensemble_index = j->e,
@@ -1036,8 +1039,10 @@ static convsel_status fit_jobs(convsel_model *m, const convsel_table *t, train_r
     }
     if (st == CONVSEL_OK) {
 #pragma omp parallel for num_threads(outer) schedule(dynamic, 1) if (outer > 1)
-        for (long k = 0; k < (long)n_jobs; k++)
+        for (long k = 0; k < (long)(n_jobs - tail); k++)
             run_job(r, &jobs[k]);
+        if (tail)
+            run_job(r, &jobs[n_jobs - 1]);
     }
     /* In job order: the first failure, else the trees and the sums. The
      * caller may have said stop to progress held until every job was done. */
