@@ -88,6 +88,12 @@ for bound in 0.001 0; do
         --pool "$tmp/chain.txt" --pool "$tmp/chain2.txt" --sampled 0 --max-time-s 0.02 --reorder-time-s 30 \
         --cold-time-s 0 --network-time-s 0 --total-time-s $bound -o "$tmp/cal_bound.msgpack" \
         >"$tmp/out" 2>"$tmp/err" || fail "calibrate --total-time-s $bound exited $?: $(cat "$tmp/err")"
+    "$convsel" --isa avx2 calibrate --model "$tmp/source_model.msgpack" --samples 2 --threads 1 \
+        --pool "$tmp/chain.txt" --pool "$tmp/chain2.txt" --sampled 0 --max-time-s 0.02 --reorder-time-s 30 \
+        --cold-time-s 0 --network-time-s 0 --total-time-s $bound --json -o "$tmp/cal_bound.msgpack" \
+        >"$tmp/json" 2>&1 || fail "calibrate --total-time-s $bound --json exited $?: $(cat "$tmp/json")"
+    grep -q "\"networks_left_out\": $([ $bound = 0 ] && echo 0 || echo 1), \"output\"" "$tmp/json" ||
+        fail "--total-time-s $bound: networks_left_out: $(cat "$tmp/json")"
     if [ $bound = 0 ]; then
         grep -q "reorders timed inside 2 networks in" "$tmp/err" || fail "--total-time-s 0 bounded: $(cat "$tmp/err")"
         ! grep -q "left out" "$tmp/err" || fail "--total-time-s 0 left a network out: $(cat "$tmp/err")"

@@ -76,7 +76,8 @@ static void usage(FILE *out)
             "  --json             print {\"samples\", \"method\", \"chosen_by_auto\",\n"
             "                     \"method_by_default\", \"method_asked\", \"cv_rmse_log\", \"cv_regret_log\",\n"
             "                     \"seconds\", \"profile_seconds\", \"fit_seconds\", \"source_model\",\n"
-            "                     \"model\", ...}\n"
+            "                     \"model\", ..., \"networks_left_out\" (by --total-time-s, over the\n"
+            "                     three probes)}\n"
             "  --quiet            no progress on stderr\n"
             "  --if-needed        when the model already describes this CPU (same CPU, ISA cap and\n"
             "                     instruction set of OpenBLAS's kernels),\n"
@@ -446,6 +447,7 @@ struct probe {
     convsel_cold_sample **cold;
     convsel_conv_sample **convs;
     size_t *n;
+    size_t *left_out; /* networks left out by the time bound, added to */
 };
 
 static convsel_status probe_one(const struct probe *p, const convsel_network *network, int threads)
@@ -489,6 +491,7 @@ static int probe_pool(const candidates *c, const int *threads, size_t n_threads,
                 fprintf(stderr, "convsel %s: note: %s left out of the %s probe: projected to end at %.1f s of "
                         "its %.1f s (--total-time-s)\n", CMD, convsel_network_name(c->networks[f]), p->what,
                         spent + spent / probed_flops * flops, cap_s);
+            (*p->left_out)++;
             continue;
         }
         probed_flops += flops;
@@ -536,6 +539,7 @@ int cmd_calibrate(int argc, char **argv)
     uint64_t seed = 1;
     double max_flops = 5e8, max_time_s = 0.3, reorder_time_s = 4.0, cold_time_s = 2.0, network_time_s = 6.0;
     double total_time_s = 50.0;
+    size_t left_out = 0; /* pool networks the probes left out under total_time_s */
     int json = 0, quiet = 0, if_needed = 0, method_given = 0;
     convsel_calibrate_params params;
     convsel_calibrate_params_default(&params);
@@ -870,7 +874,7 @@ int cmd_calibrate(int argc, char **argv)
     }
     if (!from_data && reorder_time_s > 0) {
         double t0 = cli_now();
-        struct probe p = {"reorders", selected, seed, &reorder_samples, NULL, NULL, &n_reorder_samples};
+        struct probe p = {"reorders", selected, seed, &reorder_samples, NULL, NULL, &n_reorder_samples, &left_out};
         rc = probe_pool(&cands, threads, n_threads, reorder_time_s,
                         probe_cap(t_start, total_time_s, reorder_time_s, reorder_time_s + cold_time_s + network_time_s),
                         quiet || json, &p);
@@ -887,7 +891,7 @@ int cmd_calibrate(int argc, char **argv)
     }
     if (!from_data && cold_time_s > 0) {
         double t0 = cli_now();
-        struct probe p = {"cold reads", selected, seed, NULL, &cold_samples, NULL, &n_cold_samples};
+        struct probe p = {"cold reads", selected, seed, NULL, &cold_samples, NULL, &n_cold_samples, &left_out};
         rc = probe_pool(&cands, threads, n_threads, cold_time_s,
                         probe_cap(t_start, total_time_s, cold_time_s, cold_time_s + network_time_s), quiet || json,
                         &p);
@@ -903,7 +907,7 @@ int cmd_calibrate(int argc, char **argv)
     }
     if (!from_data && network_time_s > 0) {
         double t0 = cli_now();
-        struct probe p = {"convolutions", selected, seed, NULL, NULL, &conv_samples, &n_conv_samples};
+        struct probe p = {"convolutions", selected, seed, NULL, NULL, &conv_samples, &n_conv_samples, &left_out};
         rc = probe_pool(&cands, threads, n_threads, network_time_s,
                         probe_cap(t_start, total_time_s, network_time_s, network_time_s), quiet || json, &p);
         if (rc == CLI_OK) {
@@ -947,7 +951,7 @@ int cmd_calibrate(int argc, char **argv)
         printf(", \"network_samples\": %zu, \"network_seconds\": %.3f, \"network_ms_per_mb\": ",
                info.network_samples, network_s);
         json_slots(info.network_price_max, info.network_price_min);
-        printf(", \"output\": ");
+        printf(", \"networks_left_out\": %zu, \"output\": ", left_out);
         json_string(out_path);
         printf("}\n");
     } else {
