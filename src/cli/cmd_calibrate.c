@@ -486,11 +486,12 @@ static int probe_pool(const candidates *c, const int *threads, size_t n_threads,
     double probed_flops = 0;
     for (size_t f = 0; f < c->n_networks && (f == 0 || cli_now() - t0 < budget_s); f++) {
         const double spent = cli_now() - t0, flops = network_flops(c->networks[f]);
-        if (f > 0 && cap_s > 0 && probed_flops > 0 && spent + spent / probed_flops * flops > cap_s) {
+        const double projected = probed_flops > 0 ? spent + spent / probed_flops * flops : 0;
+        if (f > 0 && cap_s > 0 && projected > cap_s) {
             if (!quiet)
                 fprintf(stderr, "convsel %s: note: %s left out of the %s probe: projected to end at %.1f s of "
                         "its %.1f s (--total-time-s)\n", CMD, convsel_network_name(c->networks[f]), p->what,
-                        spent + spent / probed_flops * flops, cap_s);
+                        projected, cap_s);
             (*p->left_out)++;
             continue;
         }
