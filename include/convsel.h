@@ -1472,9 +1472,14 @@ typedef struct convsel_calibration_info {
     convsel_fingerprint cpu; /* the new CPU */
     /* Reorders timed inside networks (convsel_model_calibrate_reorders; 0:
      * none) and, per thread slot (1, 2, 3, 4+ threads), the factor on the
-     * reorder lines over all of them (0: the slot was not timed). */
+     * reorder lines over all of them (0: the slot was not timed), the fixed
+     * cost it adds to every reorder there, ms (0: none fitted), and the
+     * leave-one-out RMS log error of the slot's samples without and with that
+     * fixed cost (0: not fitted: fewer than 6 samples or too narrow a span). */
     size_t reorder_samples;
     double reorder_by_threads[CONVSEL_REORDER_MODEL_THREADS];
+    double reorder_fixed_ms[CONVSEL_REORDER_MODEL_THREADS];
+    double reorder_loo_factor[CONVSEL_REORDER_MODEL_THREADS], reorder_loo_fixed[CONVSEL_REORDER_MODEL_THREADS];
     /* Cold reads timed inside networks (convsel_model_calibrate_cold; 0:
      * none) and, per thread slot, the price fitted, ms per MB (0: the slot
      * was not measured; cold reads cost nothing in selection there). */
@@ -1491,11 +1496,17 @@ typedef struct convsel_calibration_info {
 /*
  * Calibrates model's reorder lines for cpu, on which it must already be
  * calibrated (NOT_FOUND otherwise), to reorders timed inside networks there
- * (convsel_reorder_probe): per thread slot, the geometric mean of time /
- * line over the slot's samples; per layout pair, the same over the pair's
- * samples with three samples' weight on the slot's mean. Selection for cpu
- * then prices a reorder as the line times that factor; slots without
- * samples keep the line. Refitting replaces what an earlier call fitted.
+ * (convsel_reorder_probe). Per thread slot, first an offset: with 6
+ * samples or more whose lines span 2:1 or more, time = b (line + offset)
+ * fitted by least squares in relative error (offset >= 0), kept when it
+ * predicts each sample left out better than a factor alone (RMS of log
+ * error), else 0; it is the fixed cost of a reorder at many threads (a
+ * thread team's start) that lines fitted on fewer threads lack. Then the
+ * slot's factor, the geometric mean of time / (line + offset) over the slot's
+ * samples, and per layout pair the same over the pair's samples with three
+ * samples' weight on the slot's mean. Selection for cpu then prices a
+ * reorder as (line + offset) times that factor; slots without samples keep
+ * the line. Refitting replaces what an earlier call fitted.
  * Returns OK, INVALID_ARGUMENT (a sample that is no timed reorder) or
  * NOT_FOUND.
  */

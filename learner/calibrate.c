@@ -146,6 +146,10 @@ convsel_status convsel_model_calibration(const convsel_model *model, size_t i, c
     info->cpu = cal->cpu;
     info->reorder_samples = (size_t)cal->reorder_samples;
     memcpy(info->reorder_by_threads, cal->reorder_by_threads, sizeof info->reorder_by_threads);
+    for (int t = 0; t < CONVSEL_REORDER_MODEL_THREADS; t++)
+        info->reorder_fixed_ms[t] = cal->reorder_by_threads[t] * cal->reorder_offset[t];
+    memcpy(info->reorder_loo_factor, cal->reorder_loo_factor, sizeof info->reorder_loo_factor);
+    memcpy(info->reorder_loo_fixed, cal->reorder_loo_offset, sizeof info->reorder_loo_fixed);
     info->cold_samples = (size_t)cal->cold_samples;
     memcpy(info->cold_ms_per_mb, cal->cold_ms_per_mb, sizeof info->cold_ms_per_mb);
     info->network_samples = (size_t)cal->network_samples;

@@ -1,7 +1,9 @@
 /* Calibrating the model's reorder lines to reorders timed inside networks on
- * the new CPU (convsel_reorder_probe): a factor per layout pair and thread
- * slot, kept with the calibration for that CPU. */
+ * the new CPU (convsel_reorder_probe): per thread slot, a fixed cost the lines
+ * may lack, and a factor per layout pair, kept with the calibration for that
+ * CPU. */
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "internal.h"
@@ -13,29 +15,121 @@
 /* The factor is kept within [1/REORDER_SCALE_MAX, REORDER_SCALE_MAX]. */
 #define REORDER_SCALE_MAX 50.0
 
+/* A slot's fixed cost is fitted only on this many samples or more, spanning
+ * lines of at least OFFSET_MIN_SPAN to one. */
+#define OFFSET_MIN_SAMPLES 6
+#define OFFSET_MIN_SPAN 2.0
+
 static double clamp_scale(double log_scale)
 {
     double bound = log(REORDER_SCALE_MAX);
     return exp(log_scale < -bound ? -bound : log_scale > bound ? bound : log_scale);
 }
 
-double convsel_calibration_reorder_scale(const convsel_model *model, const convsel_fingerprint *cpu,
-                                         convsel_layout from, convsel_layout to, int threads)
+/* Sums of a weighted least-squares fit of y = a + b x with weights 1 / y^2
+ * (relative errors), so that one sample can be taken out. */
+typedef struct {
+    double w, wx, wy, wxx, wxy;
+} wls_sums;
+
+static void wls_add(wls_sums *s, double x, double y, double sign)
 {
+    double w = sign / (y * y);
+    s->w += w;
+    s->wx += w * x;
+    s->wy += w * y;
+    s->wxx += w * x * x;
+    s->wxy += w * x * y;
+}
+
+/* The fit's (a, b), with a >= 0: a negative intercept is refitted through
+ * the origin. Returns 0 when no line with b > 0 fits. */
+static int wls_solve(const wls_sums *s, double *a, double *b)
+{
+    double det = s->w * s->wxx - s->wx * s->wx;
+    *a = 0.0;
+    *b = 0.0;
+    if (det > 1e-12 * s->w * s->wxx) {
+        *b = (s->w * s->wxy - s->wx * s->wy) / det;
+        *a = (s->wy - *b * s->wx) / s->w;
+    }
+    if (!(*a > 0.0) || !(*b > 0.0)) {
+        *a = 0.0;
+        *b = s->wxx > 0 ? s->wxy / s->wxx : 0.0;
+    }
+    return *b > 0.0 && isfinite(*a) && isfinite(*b);
+}
+
+/* One thread slot's fixed cost, in units of its lines: times y_i of reorders
+ * whose lines are x_i taken as b (x + offset) rather than b x. Many threads
+ * pay a team's start and end on every reorder, which lines fitted on one or
+ * two threads lack (16 threads: 0.02 ms for 0.4 MB and 1.6 MB alike). The
+ * offset is kept only when it predicts the samples each left out better than
+ * the factor alone, in RMS of log error (*loo_factor, *loo_offset); else 0. */
+static double fit_offset(const double *x, const double *y, size_t n, double *loo_factor, double *loo_offset)
+{
+    *loo_factor = *loo_offset = 0.0;
+    if (n < OFFSET_MIN_SAMPLES)
+        return 0.0;
+    double lo = x[0], hi = x[0], log_sum = 0.0;
+    wls_sums all = {0};
+    for (size_t i = 0; i < n; i++) {
+        lo = fmin(lo, x[i]);
+        hi = fmax(hi, x[i]);
+        log_sum += log(y[i] / x[i]);
+        wls_add(&all, x[i], y[i], 1.0);
+    }
+    if (!(hi >= OFFSET_MIN_SPAN * lo))
+        return 0.0;
+    double se_factor = 0.0, se_offset = 0.0;
+    for (size_t i = 0; i < n; i++) {
+        double scale = exp((log_sum - log(y[i] / x[i])) / (double)(n - 1));
+        double e = log(y[i] / (scale * x[i]));
+        se_factor += e * e;
+        wls_sums rest = all;
+        wls_add(&rest, x[i], y[i], -1.0);
+        double a, b;
+        if (!wls_solve(&rest, &a, &b))
+            return 0.0;
+        e = log(y[i] / (a + b * x[i]));
+        se_offset += e * e;
+    }
+    *loo_factor = sqrt(se_factor / (double)n);
+    *loo_offset = sqrt(se_offset / (double)n);
+    double a, b;
+    if (!(*loo_offset < *loo_factor) || !wls_solve(&all, &a, &b))
+        return 0.0;
+    return a / b;
+}
+
+/* The factor model's calibration for cpu puts on its reorder line for
+ * (from, to, threads), and into *offset what it adds to the line first: 1
+ * and 0 when it has none for cpu or measured none there. */
+static double calibration_reorder_scale(const convsel_model *model, const convsel_fingerprint *cpu,
+                                        convsel_layout from, convsel_layout to, int threads, double *offset)
+{
+    if (offset)
+        *offset = 0.0;
     if (!model || !cpu || (int)from < 0 || from >= CONVSEL_LAYOUT_COUNT || (int)to < 0 || to >= CONVSEL_LAYOUT_COUNT)
         return 1.0;
     const convsel_calibration *cal = convsel_calibration_find(model, cpu);
     if (!cal || cal->reorder_samples == 0)
         return 1.0;
-    double s = cal->reorder_scale[from][to][convsel_reorder_thread_slot(threads)];
+    int t = convsel_reorder_thread_slot(threads);
+    double s = cal->reorder_scale[from][to][t];
+    if (offset && s > 0)
+        *offset = cal->reorder_offset[t];
     return s > 0 ? s : 1.0;
 }
 
 double convsel_model_reorder_ms(const convsel_model *model, const convsel_fingerprint *cpu, int64_t mb, int64_t c,
                                 int64_t h, int64_t w, convsel_layout from, convsel_layout to, int threads)
 {
-    return convsel_reorder_model_predict(model ? model->reorders : NULL, mb, c, h, w, from, to, threads) *
-           convsel_calibration_reorder_scale(model, cpu, from, to, threads);
+    double line = convsel_reorder_model_predict(model ? model->reorders : NULL, mb, c, h, w, from, to, threads);
+    if (!(line > 0))
+        return line;
+    double offset, scale = calibration_reorder_scale(model, cpu, from, to, threads, &offset);
+    return scale * (line + offset);
 }
 
 convsel_status convsel_model_calibrate_reorders(convsel_model *model, const convsel_fingerprint *cpu,
@@ -48,7 +142,7 @@ convsel_status convsel_model_calibrate_reorders(convsel_model *model, const conv
         return convsel_error(CONVSEL_NOT_FOUND, "the model has no calibration for %s to add reorders to",
                              cpu->model_name);
     enum { L = CONVSEL_LAYOUT_COUNT, T = CONVSEL_REORDER_MODEL_THREADS };
-    double slot_sum[T] = {0}, pair_sum[L][L][T];
+    double slot_sum[T] = {0}, pair_sum[L][L][T], offset[T] = {0};
     size_t slot_n[T] = {0}, pair_n[L][L][T], used = 0;
     memset(pair_sum, 0, sizeof pair_sum);
     memset(pair_n, 0, sizeof pair_n);
@@ -57,12 +151,36 @@ convsel_status convsel_model_calibrate_reorders(convsel_model *model, const conv
         if ((int)s->from < 0 || (int)s->from >= L || (int)s->to < 0 || (int)s->to >= L || s->from == s->to ||
             s->mb < 1 || s->c < 1 || s->h < 1 || s->w < 1 || s->threads < 1 || !(s->ms > 0) || !isfinite(s->ms))
             return convsel_error(CONVSEL_INVALID_ARGUMENT, "reorder sample %zu is not a timed reorder", i + 1);
+    }
+    double *xs = n ? malloc(n * sizeof *xs) : NULL, *ys = n ? malloc(n * sizeof *ys) : NULL;
+    if (n && (!xs || !ys)) {
+        free(xs);
+        free(ys);
+        return convsel_error(CONVSEL_OUT_OF_MEMORY, "out of memory calibrating reorders");
+    }
+    for (int t = 0; t < T; t++) {
+        size_t m = 0;
+        for (size_t i = 0; i < n; i++) {
+            const convsel_reorder_sample *s = &samples[i];
+            double line = convsel_reorder_model_predict(model->reorders, s->mb, s->c, s->h, s->w, s->from, s->to,
+                                                        s->threads);
+            if (convsel_reorder_thread_slot(s->threads) == t && line > 0) {
+                xs[m] = line;
+                ys[m++] = s->ms;
+            }
+        }
+        offset[t] = fit_offset(xs, ys, m, &cal->reorder_loo_factor[t], &cal->reorder_loo_offset[t]);
+    }
+    free(xs);
+    free(ys);
+    for (size_t i = 0; i < n; i++) {
+        const convsel_reorder_sample *s = &samples[i];
         double line = convsel_reorder_model_predict(model->reorders, s->mb, s->c, s->h, s->w, s->from, s->to,
                                                     s->threads);
         if (!(line > 0))
             continue;
-        double r = log(s->ms / line);
         int t = convsel_reorder_thread_slot(s->threads);
+        double r = log(s->ms / (line + offset[t]));
         slot_sum[t] += r;
         slot_n[t]++;
         pair_sum[s->from][s->to][t] += r;
@@ -75,8 +193,10 @@ convsel_status convsel_model_calibrate_reorders(convsel_model *model, const conv
     memset(cal->reorder_scale, 0, sizeof cal->reorder_scale);
     for (int t = 0; t < T; t++) {
         cal->reorder_by_threads[t] = 0.0;
+        cal->reorder_offset[t] = 0.0;
         if (!slot_n[t])
             continue;
+        cal->reorder_offset[t] = offset[t];
         double slot_mean = slot_sum[t] / (double)slot_n[t];
         cal->reorder_by_threads[t] = clamp_scale(slot_mean);
         for (int f = 0; f < L; f++)

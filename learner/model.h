@@ -66,11 +66,16 @@ typedef struct convsel_calibration {
     double cv_regret_log;      /* cross-validated log regret on the samples (0: unknown) */
     int auto_chosen;           /* method was chosen by cross-validation (AUTO, LINEAR_OR_BOTH) */
     /* Reorders inside networks on cpu (convsel_model_calibrate_reorders):
-     * the model's reorder line for (from, to, thread slot) times
-     * reorder_scale; 0 where nothing was measured (the line as it is).
-     * reorder_by_threads: the scale of all of a thread slot's samples. */
+     * the model's reorder line for (from, to, thread slot) plus the slot's
+     * reorder_offset, times reorder_scale; 0 where nothing was measured (the
+     * line as it is). reorder_by_threads: the scale of all of a thread slot's
+     * samples. reorder_loo_factor, reorder_loo_offset: the slot's
+     * leave-one-out RMS log error without and with an offset (0: not fitted;
+     * the offset is 0 unless the second is lower). */
     uint64_t reorder_samples;
     double reorder_by_threads[CONVSEL_REORDER_MODEL_THREADS];
+    double reorder_offset[CONVSEL_REORDER_MODEL_THREADS];
+    double reorder_loo_factor[CONVSEL_REORDER_MODEL_THREADS], reorder_loo_offset[CONVSEL_REORDER_MODEL_THREADS];
     double reorder_scale[CONVSEL_LAYOUT_COUNT][CONVSEL_LAYOUT_COUNT][CONVSEL_REORDER_MODEL_THREADS];
     /* Cold reads inside networks on cpu (convsel_model_calibrate_cold):
      * ms per MB per thread slot, 0 where nothing was measured. */
@@ -117,10 +122,6 @@ convsel_calibration *convsel_calibration_find(const convsel_model *model, const 
  * has none for cpu. x: the features of the prediction. */
 double convsel_calibration_apply(const convsel_model *model, size_t primitive, const convsel_fingerprint *cpu,
                                  const float *x, double log_ms);
-/* The factor model's calibration for cpu puts on its reorder line for
- * (from, to, threads): 1 when it has none for cpu or measured none there. */
-double convsel_calibration_reorder_scale(const convsel_model *model, const convsel_fingerprint *cpu,
-                                         convsel_layout from, convsel_layout to, int threads);
 /* Frees model's calibrations (destroy calls it). */
 void convsel_calibrations_free(convsel_model *model);
 

@@ -140,13 +140,23 @@ static int pack_doubles(msgpack_packer *pk, const double *v, size_t n)
     return 0;
 }
 
-/* A calibration's factors on the reorder lines (written only when it has them). */
+/* A calibration's factors on the reorder lines (written only when it has
+ * them), and its offsets with their leave-one-out errors (only when a slot
+ * was fitted one: files from before offsets read the same). */
 static int pack_calibration_reorders(msgpack_packer *pk, const convsel_calibration *cal)
 {
-    return KEY("reorders") || msgpack_pack_map(pk, 4) || pack_layouts(pk) || KEY("samples") ||
-           msgpack_pack_uint64(pk, cal->reorder_samples) || KEY("by_threads") ||
-           pack_doubles(pk, cal->reorder_by_threads, CONVSEL_REORDER_MODEL_THREADS) || KEY("scale") ||
-           pack_doubles(pk, &cal->reorder_scale[0][0][0], REORDER_CELLS);
+    int fitted = 0;
+    for (int t = 0; t < CONVSEL_REORDER_MODEL_THREADS; t++)
+        fitted |= cal->reorder_loo_factor[t] > 0;
+    if (KEY("reorders") || msgpack_pack_map(pk, fitted ? 7 : 4) || pack_layouts(pk) || KEY("samples") ||
+        msgpack_pack_uint64(pk, cal->reorder_samples) || KEY("by_threads") ||
+        pack_doubles(pk, cal->reorder_by_threads, CONVSEL_REORDER_MODEL_THREADS) || KEY("scale") ||
+        pack_doubles(pk, &cal->reorder_scale[0][0][0], REORDER_CELLS))
+        return -1;
+    return fitted && (KEY("offset") || pack_doubles(pk, cal->reorder_offset, CONVSEL_REORDER_MODEL_THREADS) ||
+                      KEY("loo_factor") ||
+                      pack_doubles(pk, cal->reorder_loo_factor, CONVSEL_REORDER_MODEL_THREADS) ||
+                      KEY("loo_offset") || pack_doubles(pk, cal->reorder_loo_offset, CONVSEL_REORDER_MODEL_THREADS));
 }
 
 /* A calibration's cold-read prices (written only when it has them). */
@@ -1058,14 +1068,25 @@ static void parse_calibration_reorders(cursor *c, convsel_calibration *cal)
         } else if (str_is(k, len, "scale")) {
             parse_cells(c, &cal->reorder_scale[0][0][0], NULL, "calibration reorder scale");
             seen |= 8;
+        } else if (str_is(k, len, "offset") && !(seen & 16)) {
+            parse_slots(c, cal->reorder_offset, "calibration reorder offset");
+            seen |= 16;
+        } else if (str_is(k, len, "loo_factor") && !(seen & 32)) {
+            parse_slots(c, cal->reorder_loo_factor, "calibration reorder loo_factor");
+            seen |= 32;
+        } else if (str_is(k, len, "loo_offset") && !(seen & 64)) {
+            parse_slots(c, cal->reorder_loo_offset, "calibration reorder loo_offset");
+            seen |= 64;
         } else {
             skip(c);
         }
     }
     if (c->status != CONVSEL_OK)
         return;
-    if (seen != 15 || cal->reorder_samples == 0)
+    if ((seen & 15) != 15 || cal->reorder_samples == 0)
         fail(c, CONVSEL_CORRUPT, "a calibration's reorders lack a field or samples");
+    else if ((seen & 112) != 0 && (seen & 112) != 112)
+        fail(c, CONVSEL_CORRUPT, "a calibration's reorder offset comes without its errors, or they without it");
     const double *v = &cal->reorder_scale[0][0][0];
     for (size_t j = 0; j < REORDER_CELLS && c->status == CONVSEL_OK; j++)
         if (v[j] < 0)
@@ -1073,6 +1094,8 @@ static void parse_calibration_reorders(cursor *c, convsel_calibration *cal)
     for (size_t t = 0; t < CONVSEL_REORDER_MODEL_THREADS && c->status == CONVSEL_OK; t++)
         if (cal->reorder_by_threads[t] < 0)
             fail(c, CONVSEL_CORRUPT, "a negative reorder scale in a calibration");
+        else if (cal->reorder_offset[t] < 0 || cal->reorder_loo_factor[t] < 0 || cal->reorder_loo_offset[t] < 0)
+            fail(c, CONVSEL_CORRUPT, "a negative reorder offset or error in a calibration");
 }
 
 /* An optional map of a calibration: {"samples": uint >= 1, key: n numbers

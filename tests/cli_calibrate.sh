@@ -47,6 +47,7 @@ EOF
     >"$tmp/out" 2>"$tmp/err" || fail "calibrate exited $?: $(cat "$tmp/err")"
 for key in '"samples": 3' '"chosen_by_auto": true' '"cv_regret_log": ' '"seconds": ' '"source_model": "' \
     '"model": "' '"isa": "avx2"' '"reorder_samples": ' '"reorder_seconds": ' '"reorder_scale": {' \
+    '"reorder_fixed_ms": {' '"reorder_loo_error": {' \
     '"cold_samples": ' '"cold_seconds": ' '"cold_ms_per_mb": {' \
     '"network_samples": ' '"network_seconds": ' '"network_ms_per_mb": {'; do
     grep -q "$key" "$tmp/out" || fail "calibrate --json lacks '$key': $(cat "$tmp/out")"

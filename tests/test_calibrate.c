@@ -1227,6 +1227,97 @@ static convsel_model *test_reorder_scale(const convsel_model *calibrated, const 
 }
 
 /*
+ * A fixed cost per reorder, fitted per thread slot: reorders timed at 16
+ * threads at 1.5 x (line + 0.05 ms), over lines that span 2:1 and more, give
+ * back an offset of 0.05 and a factor of 1.5 for every size, and the
+ * leave-one-out error with the offset is below the factor's alone; another
+ * slot's samples and a later size are priced by it. Fewer than 6 samples, or
+ * lines within 2:1 of each other, fit none. The offset survives a file round
+ * trip; an offset written without its errors is refused.
+ */
+static void test_reorder_offset(const convsel_model *calibrated, const convsel_fingerprint *cpu)
+{
+    const convsel_layout NHWC = CONVSEL_LAYOUT_NHWC, B16 = CONVSEL_LAYOUT_NCHW16C;
+    const int T = CONVSEL_REORDER_MODEL_THREADS;
+    convsel_model *m = reread(calibrated, "offset");
+    convsel_reorder_model *lines = calloc(1, sizeof *lines);
+    for (int f = 0; f < CONVSEL_LAYOUT_COUNT; f++)
+        for (int g = 0; g < CONVSEL_LAYOUT_COUNT; g++)
+            for (int t = 0; t < T; t++) {
+                lines->a_ms[f][g][t] = 0.001;
+                lines->b_ms_per_mb[f][g][t] = 0.02;
+                lines->n_records[f][g][t] = 1;
+            }
+    free(m->reorders);
+    m->reorders = lines;
+
+    convsel_reorder_sample s[8];
+    for (int i = 0; i < 8; i++) {
+        s[i] = (convsel_reorder_sample){1, 16 << (i % 4), 14 << (i / 4), 14, i % 2 ? NHWC : B16, i % 2 ? B16 : NHWC,
+                                        16, 0.0};
+        double line = convsel_reorder_model_predict(lines, s[i].mb, s[i].c, s[i].h, s[i].w, s[i].from, s[i].to, 16);
+        s[i].ms = 1.5 * (line + 0.05);
+    }
+    CHECK_EQ(convsel_model_calibrate_reorders(m, cpu, s, 8), CONVSEL_OK);
+    convsel_calibration_info info;
+    CHECK_EQ(convsel_model_calibration(m, 0, &info), CONVSEL_OK);
+    CHECK_NEAR(info.reorder_by_threads[T - 1], 1.5, 1e-9);
+    CHECK_NEAR(info.reorder_fixed_ms[T - 1], 1.5 * 0.05, 1e-9);
+    CHECK(info.reorder_loo_factor[T - 1] > 0.1);
+    CHECK(info.reorder_loo_fixed[T - 1] < 1e-6);
+    CHECK_EQ(info.reorder_loo_factor[0], 0.0);
+    CHECK_EQ(info.reorder_fixed_ms[0], 0.0);
+    for (int64_t c = 8; c <= 2048; c *= 4) {
+        double line = convsel_reorder_model_predict(lines, 1, c, 7, 7, B16, NHWC, 16);
+        CHECK_NEAR(convsel_model_reorder_ms(m, cpu, 1, c, 7, 7, B16, NHWC, 16), 1.5 * (line + 0.05), 1e-9);
+        /* 1 thread was not timed: the line as it is. */
+        CHECK_NEAR(convsel_model_reorder_ms(m, cpu, 1, c, 7, 7, B16, NHWC, 1),
+                   convsel_reorder_model_predict(lines, 1, c, 7, 7, B16, NHWC, 1), 1e-12);
+    }
+
+    /* The round trip keeps it. */
+    convsel_model *back = reread(m, "offset round trip");
+    double line = convsel_reorder_model_predict(lines, 1, 256, 14, 14, NHWC, B16, 16);
+    CHECK_NEAR(convsel_model_reorder_ms(back, cpu, 1, 256, 14, 14, NHWC, B16, 16), 1.5 * (line + 0.05), 1e-9);
+    CHECK_EQ(convsel_model_calibration(back, 0, &info), CONVSEL_OK);
+    CHECK(info.reorder_loo_factor[T - 1] > 0.1);
+    convsel_model_destroy(back);
+
+    /* An offset whose errors are missing (their key renamed) is corrupt. */
+    uint8_t *data;
+    size_t size;
+    CHECK_EQ(convsel_model_serialize(m, &data, &size), CONVSEL_OK);
+    int renamed = 0;
+    for (size_t i = 0; i + 10 <= size; i++)
+        if (memcmp(data + i, "loo_offset", 10) == 0) {
+            data[i + 9] = 'x';
+            renamed++;
+        }
+    CHECK_EQ(renamed, 1);
+    CHECK_EQ(convsel_model_parse(data, size, "offset alone", &back), CONVSEL_CORRUPT);
+    CHECK_MSG(strstr(convsel_last_error(), "offset") != NULL, "%s", convsel_last_error());
+    free(data);
+
+    /* Five samples, or six within 2:1, fit no offset: the factor alone. */
+    CHECK_EQ(convsel_model_calibrate_reorders(m, cpu, s, 5), CONVSEL_OK);
+    CHECK_EQ(convsel_model_calibration(m, 0, &info), CONVSEL_OK);
+    CHECK_EQ(info.reorder_fixed_ms[T - 1], 0.0);
+    CHECK_EQ(info.reorder_loo_factor[T - 1], 0.0);
+    convsel_reorder_sample narrow[6];
+    for (int i = 0; i < 6; i++) {
+        narrow[i] = s[0];
+        narrow[i].c = 64 + 8 * i;
+        double l = convsel_reorder_model_predict(lines, 1, narrow[i].c, 14, 14, narrow[i].from, narrow[i].to, 16);
+        narrow[i].ms = 1.5 * (l + 0.05);
+    }
+    CHECK_EQ(convsel_model_calibrate_reorders(m, cpu, narrow, 6), CONVSEL_OK);
+    CHECK_EQ(convsel_model_calibration(m, 0, &info), CONVSEL_OK);
+    CHECK_EQ(info.reorder_fixed_ms[T - 1], 0.0);
+    CHECK(info.reorder_by_threads[T - 1] > 1.5);
+    convsel_model_destroy(m);
+}
+
+/*
  * Cold reads priced from samples timed inside networks: per thread slot the
  * samples' excess over their megabytes, clamped to [0, 1] ms/MB; charged by
  * the bytes of the input in the layout asked (a 3-channel image costs 16/3
@@ -1536,6 +1627,7 @@ int main(void)
 
     test_parse_damaged(both);
     convsel_model *with_reorders = test_reorder_scale(both, &cpu);
+    test_reorder_offset(both, &cpu);
     test_parse_damaged(with_reorders);
     convsel_model *with_cold = test_cold_price(with_reorders, &cpu);
     test_parse_damaged(with_cold);

@@ -947,6 +947,10 @@ int cmd_calibrate(int argc, char **argv)
         printf(", \"reorder_samples\": %zu, \"reorder_seconds\": %.3f, \"reorder_scale\": ", info.reorder_samples,
                reorder_s);
         json_slots(info.reorder_by_threads, NULL);
+        printf(", \"reorder_fixed_ms\": ");
+        json_slots(info.reorder_fixed_ms, NULL);
+        printf(", \"reorder_loo_error\": ");
+        json_slots(info.reorder_loo_fixed, info.reorder_loo_factor);
         printf(", \"cold_samples\": %zu, \"cold_seconds\": %.3f, \"cold_ms_per_mb\": ", info.cold_samples, cold_s);
         json_slots(info.cold_ms_per_mb, NULL);
         printf(", \"network_samples\": %zu, \"network_seconds\": %.3f, \"network_ms_per_mb\": ",
@@ -978,10 +982,22 @@ int cmd_calibrate(int argc, char **argv)
             printf("  %zu reorders timed inside networks: the model's reorder prices", info.reorder_samples);
             for (int t = 0; t < CONVSEL_REORDER_MODEL_THREADS; t++)
                 if (info.reorder_by_threads[t] > 0) {
-                    printf(" x%.2f", info.reorder_by_threads[t]);
+                    if (info.reorder_fixed_ms[t] > 0)
+                        printf(" (line + %.4f ms) x%.2f", info.reorder_fixed_ms[t] / info.reorder_by_threads[t],
+                               info.reorder_by_threads[t]);
+                    else
+                        printf(" x%.2f", info.reorder_by_threads[t]);
                     text_slot(t);
                 }
             printf(" (per layout pair in the model)\n");
+            for (int t = 0; t < CONVSEL_REORDER_MODEL_THREADS; t++)
+                if (info.reorder_loo_factor[t] > 0) {
+                    printf("    a fixed cost per reorder");
+                    text_slot(t);
+                    printf(": %s (samples left out, RMS log error: %.0f%% with a factor alone, %.0f%% with it)\n",
+                           info.reorder_fixed_ms[t] > 0 ? "kept" : "not kept", 100 * info.reorder_loo_factor[t],
+                           100 * info.reorder_loo_fixed[t]);
+                }
         }
         if (info.cold_samples) {
             printf("  %zu cold reads timed inside networks: reading a layer's input from memory costs",
