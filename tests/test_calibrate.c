@@ -1233,7 +1233,8 @@ static convsel_model *test_reorder_scale(const convsel_model *calibrated, const 
  * leave-one-out error with the offset is below the factor's alone; another
  * slot's samples and a later size are priced by it. Fewer than 6 samples, or
  * lines within 2:1 of each other, fit none. The offset survives a file round
- * trip; an offset written without its errors is refused.
+ * trip, damage to it is caught, and an offset written without its errors is
+ * refused.
  */
 static void test_reorder_offset(const convsel_model *calibrated, const convsel_fingerprint *cpu)
 {
@@ -1282,6 +1283,7 @@ static void test_reorder_offset(const convsel_model *calibrated, const convsel_f
     CHECK_EQ(convsel_model_calibration(back, 0, &info), CONVSEL_OK);
     CHECK(info.reorder_loo_factor[T - 1] > 0.1);
     convsel_model_destroy(back);
+    test_parse_damaged(m);
 
     /* An offset whose errors are missing (their key renamed) is corrupt. */
     uint8_t *data;
