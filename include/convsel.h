@@ -1470,6 +1470,12 @@ typedef struct convsel_calibration_info {
     double cv_regret_log;
     int auto_chosen;         /* method was chosen by cross-validation (AUTO or LINEAR_OR_BOTH) */
     convsel_fingerprint cpu; /* the new CPU */
+    /* The thread counts the samples and the in-network probes measured
+     * (convsel_threads_bit of each; 0: unknown, a file written before the
+     * fortieth session). The in-network prices have one slot for 4 threads
+     * and more, and retraining learns the counts measured: predictions at
+     * another count are extrapolated. */
+    uint64_t threads_mask;
     /* Reorders timed inside networks (convsel_model_calibrate_reorders; 0:
      * none) and, per thread slot (1, 2, 3, 4+ threads), the factor on the
      * reorder lines over all of them (0: the slot was not timed), the fixed
@@ -1557,6 +1563,10 @@ double convsel_model_network_weights_ms(const convsel_model *model, const convse
                                         const convsel_problem *problem, int threads);
 
 /* Number of calibrations a model carries (0 for a trained one). */
+/* A thread count's bit in convsel_calibration_info.threads_mask: bit t - 1,
+ * bit 63 for 64 threads or more, 0 for t < 1. */
+uint64_t convsel_threads_bit(int threads);
+
 size_t convsel_model_calibration_count(const convsel_model *model);
 /* The i-th one (the latest is 0). Returns OK or NOT_FOUND. */
 convsel_status convsel_model_calibration(const convsel_model *model, size_t i, convsel_calibration_info *info);

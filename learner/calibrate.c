@@ -120,6 +120,13 @@ double convsel_calibration_apply(const convsel_model *model, size_t primitive, c
     return y;
 }
 
+uint64_t convsel_threads_bit(int threads)
+{
+    if (threads < 1)
+        return 0;
+    return (uint64_t)1 << (threads > 64 ? 63 : threads - 1);
+}
+
 size_t convsel_model_calibration_count(const convsel_model *model)
 {
     return model ? model->n_calibrations : 0;
@@ -144,6 +151,7 @@ convsel_status convsel_model_calibration(const convsel_model *model, size_t i, c
     info->cv_regret_log = cal->cv_regret_log;
     info->auto_chosen = cal->auto_chosen;
     info->cpu = cal->cpu;
+    info->threads_mask = cal->threads_mask;
     info->reorder_samples = (size_t)cal->reorder_samples;
     memcpy(info->reorder_by_threads, cal->reorder_by_threads, sizeof info->reorder_by_threads);
     for (int t = 0; t < CONVSEL_REORDER_MODEL_THREADS; t++)
@@ -682,6 +690,7 @@ static convsel_status samples_prepare(const convsel_model *source, const convsel
     }
     for (size_t i = 0; i < r->n; i++) {
         const convsel_record *rec = t->records[r->row[i]];
+        cal->threads_mask |= convsel_threads_bit(rec->threads);
         convsel_features_compute(&rec->problem, rec->threads, (int)r->prim[i], source->primitives[r->prim[i]], cpu,
                                  r->x + i * CONVSEL_FEATURE_COUNT);
         r->layer[i] = t->layer[r->row[i]];

@@ -50,6 +50,7 @@ convsel_status convsel_model_calibrate_cold(convsel_model *model, const convsel_
     for (size_t i = 0; i < n; i++) {
         const convsel_cold_sample *s = &samples[i];
         int t = convsel_reorder_thread_slot(s->threads);
+        cal->threads_mask |= convsel_threads_bit(s->threads);
         excess[t] += s->excess_ms;
         megabytes[t] += input_mb(s->mb, s->c, s->h, s->w, s->layout);
         used[t]++;

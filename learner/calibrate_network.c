@@ -63,6 +63,7 @@ convsel_status convsel_model_calibrate_network(convsel_model *model, const convs
         if (convsel_model_primitive_find(model, convsel_primitive_name(s->primitive), &j) != CONVSEL_OK || j >= P)
             continue;
         int t = convsel_reorder_thread_slot(s->threads);
+        cal->threads_mask |= convsel_threads_bit(s->threads);
         excess[j][t] += s->network_ms - s->alone_ms;
         megabytes[j][t] += weights_mb(&s->problem);
         count[j][t]++;

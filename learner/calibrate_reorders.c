@@ -180,6 +180,7 @@ convsel_status convsel_model_calibrate_reorders(convsel_model *model, const conv
         if (!(line > 0))
             continue;
         int t = convsel_reorder_thread_slot(s->threads);
+        cal->threads_mask |= convsel_threads_bit(s->threads);
         double r = log(s->ms / (line + offset[t]));
         slot_sum[t] += r;
         slot_n[t]++;

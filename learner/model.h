@@ -59,6 +59,11 @@ typedef struct convsel_calibration {
     char source_id[17];
     convsel_calibrate_method method;
     uint64_t samples, records, seed;
+    /* The thread counts the samples and the in-network probes (reorders,
+     * cold reads, convolutions) measured: bit t - 1 for t threads (bit
+     * 63: 64 or more); 0 where unknown (files written before the fortieth
+     * session). */
+    uint64_t threads_mask;
     size_t n_primitives;       /* entries of a and b: the model's primitives */
     double *a, *b;
     convsel_ensemble residual; /* no trees and base 0 for LINEAR */

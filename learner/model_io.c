@@ -176,13 +176,28 @@ static int pack_calibration_network(msgpack_packer *pk, const convsel_calibratio
            pack_doubles(pk, &cal->network_ms_per_mb[0][0], NETWORK_CELLS);
 }
 
+/* A calibration's thread counts, ascending (64: 64 or more; written only when known). */
+static int pack_threads_mask(msgpack_packer *pk, uint64_t mask)
+{
+    int n = 0;
+    for (int b = 0; b < 64; b++)
+        n += (int)(mask >> b & 1);
+    if (KEY("threads") || msgpack_pack_array(pk, (size_t)n))
+        return -1;
+    for (int b = 0; b < 64; b++)
+        if ((mask >> b & 1) && msgpack_pack_int64(pk, b + 1))
+            return -1;
+    return 0;
+}
+
 static int pack_calibrations(msgpack_packer *pk, const convsel_model *m)
 {
     if (KEY("calibrations") || msgpack_pack_array(pk, m->n_calibrations))
         return -1;
     for (size_t k = 0; k < m->n_calibrations; k++) {
         const convsel_calibration *cal = &m->calibrations[k];
-        size_t n_keys = 12 + (cal->reorder_samples > 0) + (cal->cold_samples > 0) + (cal->network_samples > 0);
+        size_t n_keys = 12 + (cal->threads_mask != 0) + (cal->reorder_samples > 0) + (cal->cold_samples > 0) +
+                        (cal->network_samples > 0);
         if (msgpack_pack_map(pk, n_keys) || KEY("cpu") || pack_fingerprint(pk, &cal->cpu) ||
             KEY("source_model") || pack_field(pk, cal->source_id, sizeof cal->source_id) || KEY("method") ||
             pack_string(pk, convsel_calibrate_method_name(cal->method)) || KEY("samples") ||
@@ -202,6 +217,7 @@ static int pack_calibrations(msgpack_packer *pk, const convsel_model *m)
             msgpack_pack_double(pk, cal->cv_rmse_log) || KEY("cv_regret_log") ||
             msgpack_pack_double(pk, cal->cv_regret_log) || KEY("chosen_by_auto") ||
             (cal->auto_chosen ? msgpack_pack_true(pk) : msgpack_pack_false(pk)) ||
+            (cal->threads_mask != 0 && pack_threads_mask(pk, cal->threads_mask)) ||
             (cal->reorder_samples > 0 && pack_calibration_reorders(pk, cal)) ||
             (cal->cold_samples > 0 && pack_calibration_cold(pk, cal)) ||
             (cal->network_samples > 0 && pack_calibration_network(pk, cal)))
@@ -1134,6 +1150,21 @@ static void parse_counted_cells(cursor *c, const char *key, uint64_t *samples, d
         fail(c, CONVSEL_CORRUPT, msg);
 }
 
+/* A calibration's thread counts: 1 to 64 threads each (64: 64 or more), at least one. */
+static void parse_threads_mask(cursor *c, uint64_t *mask)
+{
+    size_t n = read_array(c);
+    if (c->status == CONVSEL_OK && (n == 0 || n > 64))
+        fail(c, CONVSEL_CORRUPT, "a calibration's thread counts are not 1 to 64 of them");
+    for (size_t i = 0; i < n && c->status == CONVSEL_OK; i++) {
+        uint64_t t = read_uint(c, "a calibration's thread count");
+        if (c->status == CONVSEL_OK && (t < 1 || t > 64))
+            fail(c, CONVSEL_CORRUPT, "a calibration's thread count is not in [1, 64]");
+        else if (c->status == CONVSEL_OK)
+            *mask |= (uint64_t)1 << (t - 1);
+    }
+}
+
 static void parse_calibration(cursor *c, convsel_calibration *cal)
 {
     size_t n = read_map(c), len, na = 0, nb = 0;
@@ -1181,6 +1212,9 @@ static void parse_calibration(cursor *c, convsel_calibration *cal)
                 fail(c, CONVSEL_CORRUPT, "a negative cv_regret_log");
         } else if (str_is(k, len, "chosen_by_auto")) {
             cal->auto_chosen = read_bool(c, "chosen_by_auto is not true or false");
+        } else if (str_is(k, len, "threads") && !(seen & 4096)) {
+            parse_threads_mask(c, &cal->threads_mask);
+            seen |= 4096;
         } else if (str_is(k, len, "reorders") && !(seen & 512)) {
             parse_calibration_reorders(c, cal);
             seen |= 512;

@@ -251,6 +251,31 @@ if grep -qw avx2 /proc/cpuinfo && grep -qw fma /proc/cpuinfo; then
     cmp -s "$tmp/here_model.msgpack" "$tmp/x.msgpack" && fail "--if-needed, other kernels: the model is unchanged"
 fi
 
+# --if-needed on a model calibrated here: copied when it measured every --threads count asked,
+# calibrated again when not; select at a thread count the calibration did not measure says so.
+grep -q '"threads": \[1\]' <("$convsel" --isa avx2 calibrate --model "$tmp/source_model.msgpack" --samples 2 \
+    --threads 1 --pool "$tmp/tiny.txt" --sampled 0 --max-time-s 0.02 --reorder-time-s 0 --json -o "$tmp/cal1.msgpack" \
+    2>"$tmp/err") || fail "calibrate --json lacks the thread counts: $(cat "$tmp/err")"
+"$convsel" --isa avx2 calibrate --model "$tmp/cal1.msgpack" --samples 2 --threads 1 --pool "$tmp/tiny.txt" \
+    --sampled 0 --max-time-s 0.02 --if-needed -o "$tmp/x.msgpack" >"$tmp/out" 2>"$tmp/err" ||
+    fail "--if-needed, calibrated at 1 thread, asked 1, exited $?: $(cat "$tmp/err")"
+grep -q "the model already describes this CPU" "$tmp/out" || fail "--if-needed, asked 1 thread: $(cat "$tmp/out")"
+cmp -s "$tmp/cal1.msgpack" "$tmp/x.msgpack" || fail "--if-needed, asked 1 thread: the model was not copied"
+"$convsel" --isa avx2 calibrate --model "$tmp/cal1.msgpack" --samples 2 --threads 1,2 --pool "$tmp/tiny.txt" \
+    --sampled 0 --max-time-s 0.02 --reorder-time-s 0 --if-needed -o "$tmp/x.msgpack" >"$tmp/out" 2>"$tmp/err" ||
+    fail "--if-needed, calibrated at 1 thread, asked 1,2, exited $?: $(cat "$tmp/err")"
+grep -q "the model's calibration for this CPU measured 1 thread, not 2 threads: calibrating" "$tmp/out" ||
+    fail "--if-needed, asked 1,2 threads, not said: $(cat "$tmp/out")"
+grep -q "already describes" "$tmp/out" && fail "--if-needed, asked 1,2 threads: copied: $(cat "$tmp/out")"
+grep -q "^calibrated model .* at 1 and 2 threads$" "$tmp/out" || fail "--if-needed, asked 1,2: $(cat "$tmp/out")"
+"$convsel" --isa avx2 select --net "$tmp/tiny.txt" --threads 2 --model "$tmp/cal1.msgpack" --quiet \
+    -o "$tmp/p.json" 2>"$tmp/err" >/dev/null || fail "select at 2 threads exited $?: $(cat "$tmp/err")"
+grep -q "note: the model's calibration for this CPU measured 1 thread, not 2" "$tmp/err" ||
+    fail "select at an uncalibrated thread count, no note: $(cat "$tmp/err")"
+"$convsel" --isa avx2 select --net "$tmp/tiny.txt" --threads 1 --model "$tmp/cal1.msgpack" --quiet \
+    -o "$tmp/p.json" 2>"$tmp/err" >/dev/null || fail "select at 1 thread exited $?: $(cat "$tmp/err")"
+grep -q "note:" "$tmp/err" && fail "select at the calibrated thread count: $(cat "$tmp/err")"
+
 # The calibrated model is a model: prediction under the calibrated cap works.
 "$convsel" --isa avx2 predict --model "$tmp/cal.msgpack" 'mb1ic8ih8oc8oh8kh3ph1' >"$tmp/out" 2>"$tmp/err" ||
     fail "predict with the calibrated model exited $?: $(cat "$tmp/err")"

@@ -1654,6 +1654,47 @@ int main(void)
     CHECK_EQ(info.records, conv_records);
     CHECK_EQ(info.seed, 7);
     CHECK(info.residual_trees > 0);
+    /* The thread counts the samples measured, as read back from a file. */
+    {
+        uint64_t want = 0;
+        for (size_t i = 0; i < convsel_dataset_size(samples); i++)
+            want |= convsel_threads_bit(convsel_dataset_record(samples, i)->threads);
+        CHECK(want != 0);
+        CHECK_EQ(info.threads_mask, want);
+        convsel_model *back = reread(both, "threads");
+        convsel_calibration_info again;
+        CHECK_EQ(convsel_model_calibration(back, 0, &again), CONVSEL_OK);
+        CHECK_EQ(again.threads_mask, want);
+        convsel_model_destroy(back);
+        CHECK_EQ(convsel_threads_bit(0), 0);
+        CHECK_EQ(convsel_threads_bit(1), 1);
+        CHECK_EQ(convsel_threads_bit(16), (uint64_t)1 << 15);
+        CHECK_EQ(convsel_threads_bit(64), convsel_threads_bit(1000));
+        /* A thread count of 0 or 65 in the file is corrupt: the first count's
+         * byte (a positive fixint after the key) made 0, then 65. */
+        uint8_t *data;
+        size_t size;
+        CHECK_EQ(convsel_model_serialize(both, &data, &size), CONVSEL_OK);
+        size_t at = 0, from = 0;
+        for (size_t i = 0; i + 13 < size && !from; i++)
+            if (memcmp(data + i, "\xac" "calibrations", 13) == 0)
+                from = i;
+        for (size_t i = from; from && i + 8 < size && !at; i++)
+            if (memcmp(data + i, "\xa7threads", 8) == 0)
+                at = i + 8;
+        CHECK(at > 0);
+        CHECK((data[at] & 0xf0) == 0x90 && data[at + 1] >= 1 && data[at + 1] <= 64);
+        for (int bad = 0; bad < 2; bad++) {
+            uint8_t keep = data[at + 1];
+            data[at + 1] = bad ? 65 : 0;
+            convsel_model *m = NULL;
+            CHECK_EQ(convsel_model_parse(data, size, "bad threads", &m), CONVSEL_CORRUPT);
+            CHECK(m == NULL);
+            CHECK_MSG(strstr(convsel_last_error(), "thread count") != NULL, "%s", convsel_last_error());
+            data[at + 1] = keep;
+        }
+        free(data);
+    }
     CHECK(convsel_fingerprint_same_cpu(&info.cpu, &cpu));
     CHECK(convsel_fingerprint_same_cpu(convsel_model_fingerprint(both, 0), &cpu));
     CHECK(strcmp(convsel_model_id(both), convsel_model_id(source)) != 0);

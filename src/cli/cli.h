@@ -57,8 +57,14 @@ int cli_model_describes(const convsel_model *model, const convsel_fingerprint *h
 /* The instruction set of the OpenBLAS kernels a fingerprint ran, by name. */
 const char *cli_blas_isa_name(const convsel_fingerprint *fp);
 /* One line when the model was trained on another CPU than here, or measured
- * it with other OpenBLAS kernels. */
-void cli_warn_cpu(const char *cmd, const convsel_model *model, const convsel_fingerprint *here);
+ * it with other OpenBLAS kernels, or when its calibration for here measured
+ * other thread counts than threads (0: do not ask). */
+void cli_warn_cpu(const char *cmd, const convsel_model *model, const convsel_fingerprint *here, int threads);
+/* The thread counts (convsel_threads_bit) the model's calibration for this
+ * CPU measured: 0 when it has none for here or its file predates them. */
+uint64_t cli_calibrated_threads(const convsel_model *model, const convsel_fingerprint *here);
+/* mask's thread counts as text: "16 threads", "1 and 2 threads", "1, 2 and 4 threads". */
+void cli_threads_text(uint64_t mask, char *buf, size_t size);
 /* The plan table: layer, primitive, predicted ms, runner-up, margin, reorders. */
 void cli_print_plan(const convsel_plan *plan);
 

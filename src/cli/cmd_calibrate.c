@@ -80,8 +80,8 @@ static void usage(FILE *out)
             "                     three probes)}\n"
             "  --quiet            no progress on stderr\n"
             "  --if-needed        when the model already describes this CPU (same CPU, ISA cap and\n"
-            "                     instruction set of OpenBLAS's kernels),\n"
-            "                     copy it to OUT and measure nothing\n"
+            "                     instruction set of OpenBLAS's kernels) and, if it was calibrated\n"
+            "                     here, at every --threads count, copy it to OUT and measure nothing\n"
             "  -o OUT             the calibrated model file\n"
             "\n"
             "--isa (a global option, before or after the command) emulates a CPU with a smaller\n"
@@ -723,6 +723,21 @@ int cmd_calibrate(int argc, char **argv)
                    cli_blas_isa_name(other_blas), cli_blas_isa_name(&here));
             fflush(stdout); /* before the progress on stderr */
         }
+        uint64_t measured = same ? cli_calibrated_threads(source, &here) : 0, asked = 0;
+        for (size_t t = 0; t < n_threads; t++)
+            asked |= convsel_threads_bit(threads[t]);
+        if (measured && (asked & ~measured)) {
+            /* Calibrated here, at other thread counts: the in-network prices
+             * and the retrained trees are those counts'. */
+            same = 0;
+            if (!quiet && !json) {
+                char had[256], want[256];
+                cli_threads_text(measured, had, sizeof had);
+                cli_threads_text(asked & ~measured, want, sizeof want);
+                printf("the model's calibration for this CPU measured %s, not %s: calibrating\n", had, want);
+                fflush(stdout);
+            }
+        }
         if (same) {
             if ((st = convsel_model_save(source, out_path)) != CONVSEL_OK) {
                 rc = cli_fail(CMD, st);
@@ -944,6 +959,13 @@ int cmd_calibrate(int argc, char **argv)
         json_string(info.cpu.model_name);
         printf(", \"isa\": ");
         json_string(convsel_isa_name(info.cpu.isa_cap));
+        printf(", \"threads\": [");
+        for (int b = 0, first = 1; b < 64; b++)
+            if (info.threads_mask >> b & 1) {
+                printf("%s%d", first ? "" : ", ", b + 1);
+                first = 0;
+            }
+        putchar(']');
         printf(", \"reorder_samples\": %zu, \"reorder_seconds\": %.3f, \"reorder_scale\": ", info.reorder_samples,
                reorder_s);
         json_slots(info.reorder_by_threads, NULL);
@@ -960,8 +982,10 @@ int cmd_calibrate(int argc, char **argv)
         json_string(out_path);
         printf("}\n");
     } else {
-        printf("calibrated model %s -> %s for %s (%s)\n", convsel_model_id(source), convsel_model_id(calibrated),
-               info.cpu.model_name, convsel_isa_name(info.cpu.isa_cap));
+        char at[256];
+        cli_threads_text(info.threads_mask, at, sizeof at);
+        printf("calibrated model %s -> %s for %s (%s) at %s\n", convsel_model_id(source), convsel_model_id(calibrated),
+               info.cpu.model_name, convsel_isa_name(info.cpu.isa_cap), at);
         /* Which method chose the fitted one (auto or linear-or-both: what
          * was asked), and whether that was the default. */
         char how[96] = "";

@@ -217,7 +217,7 @@ int cmd_compare(int argc, char **argv)
     /* (a) the model's plan, and how long choosing took. */
     convsel_model_costs mc = {.model = model};
     convsel_fingerprint_get(&mc.cpu);
-    cli_warn_cpu("compare", model, &mc.cpu);
+    cli_warn_cpu("compare", model, &mc.cpu, (int)threads);
     convsel_cost_source model_costs = convsel_model_costs_source(&mc);
     convsel_select_options opts = {(int)threads, 0.0, NULL, 0, alone};
     convsel_timing_options topts;

@@ -81,7 +81,7 @@ int cmd_predict(int argc, char **argv)
         rc = cli_fail("predict", st);
         goto done;
     }
-    cli_warn_cpu("predict", model, &here);
+    cli_warn_cpu("predict", model, &here, (int)threads);
     convsel_model_costs costs = {.model = model, .cpu = here};
 
     size_t n_prims = convsel_primitive_count();

@@ -73,11 +73,49 @@ const char *cli_blas_isa_name(const convsel_fingerprint *fp)
     return isa < 0 ? "unknown" : convsel_isa_name((convsel_isa)isa);
 }
 
-void cli_warn_cpu(const char *cmd, const convsel_model *model, const convsel_fingerprint *here)
+uint64_t cli_calibrated_threads(const convsel_model *model, const convsel_fingerprint *here)
+{
+    convsel_calibration_info info;
+    for (size_t i = 0; i < convsel_model_calibration_count(model); i++)
+        if (convsel_model_calibration(model, i, &info) == CONVSEL_OK && convsel_fingerprint_same_cpu(&info.cpu, here))
+            return info.threads_mask;
+    return 0;
+}
+
+void cli_threads_text(uint64_t mask, char *buf, size_t size)
+{
+    int n = 0, total = 0, one = 0;
+    size_t len = 0;
+    for (int b = 0; b < 64; b++)
+        total += (int)(mask >> b & 1);
+    buf[0] = '\0';
+    for (int b = 0; b < 64 && len < size; b++) {
+        if (!(mask >> b & 1))
+            continue;
+        one = b == 0 && total == 1;
+        n++;
+        len += (size_t)snprintf(buf + len, size - len, "%s%d%s", n == 1 ? "" : n == total ? " and " : ", ", b + 1,
+                                b == 63 ? " or more" : "");
+    }
+    if (len < size)
+        snprintf(buf + len, size - len, " thread%s", one ? "" : "s");
+}
+
+void cli_warn_cpu(const char *cmd, const convsel_model *model, const convsel_fingerprint *here, int threads)
 {
     const convsel_fingerprint *same_cpu;
-    if (cli_model_describes(model, here, &same_cpu))
+    if (cli_model_describes(model, here, &same_cpu)) {
+        uint64_t mask = cli_calibrated_threads(model, here);
+        if (threads > 0 && mask && !(mask & convsel_threads_bit(threads))) {
+            char text[256];
+            cli_threads_text(mask, text, sizeof text);
+            fprintf(stderr,
+                    "convsel %s: note: the model's calibration for this CPU measured %s, not %d: its prices at %d "
+                    "are extrapolated; 'convsel calibrate --threads %d' fits it to them\n",
+                    cmd, text, threads, threads, threads);
+        }
         return;
+    }
     if (same_cpu) {
         fprintf(stderr,
                 "convsel %s: note: the model measured this CPU with OpenBLAS's %s kernels and this process runs "
@@ -190,7 +228,7 @@ int cmd_select(int argc, char **argv)
     if (rc == CLI_OK) {
         convsel_model_costs mc = {.model = model};
         convsel_fingerprint_get(&mc.cpu);
-        cli_warn_cpu("select", model, &mc.cpu);
+        cli_warn_cpu("select", model, &mc.cpu, (int)threads);
         convsel_cost_source costs = convsel_model_costs_source(&mc);
         convsel_select_options opts = {(int)threads, max_error, excluded, 1, alone};
         if (uncertainty < 0.0)
