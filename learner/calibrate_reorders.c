@@ -65,7 +65,8 @@ static int wls_solve(const wls_sums *s, double *a, double *b)
  * pay a team's start and end on every reorder, which lines fitted on one or
  * two threads lack (16 threads: 0.02 ms for 0.4 MB and 1.6 MB alike). The
  * offset is kept only when it predicts the samples each left out better than
- * the factor alone, in RMS of log error (*loo_factor, *loo_offset); else 0. */
+ * the factor alone, in RMS of log error (*loo_factor, *loo_offset), and the
+ * slope b is within the factors' bounds; else 0. */
 static double fit_offset(const double *x, const double *y, size_t n, double *loo_factor, double *loo_offset)
 {
     *loo_factor = *loo_offset = 0.0;
@@ -96,8 +97,12 @@ static double fit_offset(const double *x, const double *y, size_t n, double *loo
     }
     *loo_factor = sqrt(se_factor / (double)n);
     *loo_offset = sqrt(se_offset / (double)n);
+    /* A slope outside the factors' range would leave the whole time to the
+     * offset and the factor to its clamp: times that do not grow with the
+     * line are left to the factor alone. */
     double a, b;
-    if (!(*loo_offset < *loo_factor) || !wls_solve(&all, &a, &b))
+    if (!(*loo_offset < *loo_factor) || !wls_solve(&all, &a, &b) || b < 1.0 / REORDER_SCALE_MAX ||
+        b > REORDER_SCALE_MAX)
         return 0.0;
     return a / b;
 }

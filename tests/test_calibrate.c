@@ -1316,6 +1316,16 @@ static void test_reorder_offset(const convsel_model *calibrated, const convsel_f
     CHECK_EQ(convsel_model_calibration(m, 0, &info), CONVSEL_OK);
     CHECK_EQ(info.reorder_fixed_ms[T - 1], 0.0);
     CHECK(info.reorder_by_threads[T - 1] > 1.5);
+    /* Times that hardly grow with the line (a slope of 1e-4, below the
+     * factors' bound) keep no offset, which would take the whole time. */
+    for (int i = 0; i < 8; i++) {
+        double line = convsel_reorder_model_predict(lines, s[i].mb, s[i].c, s[i].h, s[i].w, s[i].from, s[i].to, 16);
+        s[i].ms = 0.02 + 1e-4 * line;
+    }
+    CHECK_EQ(convsel_model_calibrate_reorders(m, cpu, s, 8), CONVSEL_OK);
+    CHECK_EQ(convsel_model_calibration(m, 0, &info), CONVSEL_OK);
+    CHECK(info.reorder_loo_fixed[T - 1] < info.reorder_loo_factor[T - 1]);
+    CHECK_EQ(info.reorder_fixed_ms[T - 1], 0.0);
     convsel_model_destroy(m);
 }
 
