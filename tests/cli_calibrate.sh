@@ -242,6 +242,19 @@ if grep -qw avx2 /proc/cpuinfo && grep -qw fma /proc/cpuinfo; then
         fail "--if-needed, same kernels, exited $?: $(cat "$tmp/err")"
     grep -q "the model already describes this CPU" "$tmp/out" || fail "--if-needed, same kernels: $(cat "$tmp/out")"
     cmp -s "$tmp/here_model.msgpack" "$tmp/x.msgpack" || fail "--if-needed, same kernels: the model was not copied"
+    # With its datasets beside it, a model trained here is copied only for the thread counts they measured.
+    echo "here.msgpack" >"$tmp/here_model.datasets"
+    OPENBLAS_CORETYPE=Nehalem "$convsel" calibrate --model "$tmp/here_model.msgpack" --samples 2 --threads 1 \
+        --pool "$tmp/tiny.txt" --sampled 0 --max-time-s 0.02 --if-needed -o "$tmp/x.msgpack" >"$tmp/out" 2>"$tmp/err" ||
+        fail "--if-needed, datasets at 1 thread, asked 1, exited $?: $(cat "$tmp/err")"
+    grep -q "the model already describes this CPU" "$tmp/out" || fail "--if-needed, datasets, 1 thread: $(cat "$tmp/out")"
+    OPENBLAS_CORETYPE=Nehalem "$convsel" calibrate --model "$tmp/here_model.msgpack" --samples 2 --threads 1,2 \
+        --pool "$tmp/tiny.txt" --sampled 0 --max-time-s 0.02 --reorder-time-s 0 --if-needed -o "$tmp/x.msgpack" \
+        >"$tmp/out" 2>"$tmp/err" || fail "--if-needed, datasets at 1 thread, asked 1,2, exited $?: $(cat "$tmp/err")"
+    grep -q "the model's datasets measured this CPU at 1 thread, not 2 threads: calibrating" "$tmp/out" ||
+        fail "--if-needed, datasets at 1 thread, asked 1,2: $(cat "$tmp/out")"
+    cmp -s "$tmp/here_model.msgpack" "$tmp/x.msgpack" && fail "--if-needed, asked 1,2 threads: the model is unchanged"
+    rm "$tmp/here_model.datasets"
     "$convsel" calibrate --model "$tmp/here_model.msgpack" --samples 2 --threads 1 --pool "$tmp/tiny.txt" --sampled 0 \
         --max-time-s 0.02 --if-needed -o "$tmp/x.msgpack" >"$tmp/out" 2>"$tmp/err" ||
         fail "--if-needed, other kernels, exited $?: $(cat "$tmp/err")"
@@ -264,7 +277,7 @@ cmp -s "$tmp/cal1.msgpack" "$tmp/x.msgpack" || fail "--if-needed, asked 1 thread
 "$convsel" --isa avx2 calibrate --model "$tmp/cal1.msgpack" --samples 2 --threads 1,2 --pool "$tmp/tiny.txt" \
     --sampled 0 --max-time-s 0.02 --reorder-time-s 0 --if-needed -o "$tmp/x.msgpack" >"$tmp/out" 2>"$tmp/err" ||
     fail "--if-needed, calibrated at 1 thread, asked 1,2, exited $?: $(cat "$tmp/err")"
-grep -q "the model's calibration for this CPU measured 1 thread, not 2 threads: calibrating" "$tmp/out" ||
+grep -q "the model's calibration measured this CPU at 1 thread, not 2 threads: calibrating" "$tmp/out" ||
     fail "--if-needed, asked 1,2 threads, not said: $(cat "$tmp/out")"
 grep -q "already describes" "$tmp/out" && fail "--if-needed, asked 1,2 threads: copied: $(cat "$tmp/out")"
 grep -q "^calibrated model .* at 1 and 2 threads$" "$tmp/out" || fail "--if-needed, asked 1,2: $(cat "$tmp/out")"

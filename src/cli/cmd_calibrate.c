@@ -80,12 +80,33 @@ static void usage(FILE *out)
             "                     three probes)}\n"
             "  --quiet            no progress on stderr\n"
             "  --if-needed        when the model already describes this CPU (same CPU, ISA cap and\n"
-            "                     instruction set of OpenBLAS's kernels) and, if it was calibrated\n"
-            "                     here, at every --threads count, copy it to OUT and measure nothing\n"
+            "                     instruction set of OpenBLAS's kernels) at every --threads count\n"
+            "                     (its calibration's, else its datasets' where listed beside it),\n"
+            "                     copy it to OUT and measure nothing\n"
             "  -o OUT             the calibrated model file\n"
             "\n"
             "--isa (a global option, before or after the command) emulates a CPU with a smaller\n"
             "instruction set: oneDNN, OpenBLAS and convsel's own kernels are capped alike.\n");
+}
+
+/* The thread counts (convsel_threads_bit) at which ds holds records of the
+ * setup here. */
+static uint64_t dataset_threads(const convsel_dataset *ds, const convsel_fingerprint *here)
+{
+    uint64_t mask = 0;
+    size_t nf = convsel_dataset_fingerprint_count(ds);
+    unsigned char *same = calloc(nf ? nf : 1, 1);
+    if (!same)
+        return 0;
+    for (size_t f = 0; f < nf; f++)
+        same[f] = (unsigned char)convsel_fingerprint_same_setup(convsel_dataset_fingerprint(ds, f), here);
+    for (size_t i = 0; i < convsel_dataset_size(ds); i++) {
+        const convsel_record *r = convsel_dataset_record(ds, i);
+        if (r->fingerprint < nf && same[r->fingerprint])
+            mask |= convsel_threads_bit(r->threads);
+    }
+    free(same);
+    return mask;
 }
 
 /* ---------------------------------------------------------------- output */
@@ -724,17 +745,38 @@ int cmd_calibrate(int argc, char **argv)
             fflush(stdout); /* before the progress on stderr */
         }
         uint64_t measured = same ? cli_calibrated_threads(source, &here) : 0, asked = 0;
+        const char *by = "calibration";
         for (size_t t = 0; t < n_threads; t++)
             asked |= convsel_threads_bit(threads[t]);
+        if (same && !measured && n_source_paths) {
+            /* Trained here, not calibrated: the thread counts its datasets
+             * measured this setup at. */
+            uint64_t found = 0;
+            for (size_t f = 0; f < n_source_paths && rc == CLI_OK; f++) {
+                convsel_dataset *ds = NULL;
+                if ((st = convsel_dataset_load(source_paths[f], &ds)) != CONVSEL_OK) {
+                    fprintf(stderr, "convsel %s: %s: %s (%s)\n", CMD, source_paths[f], convsel_status_str(st),
+                            convsel_last_error());
+                    rc = CLI_FAIL;
+                    break;
+                }
+                found |= dataset_threads(ds, &here);
+                convsel_dataset_destroy(ds);
+            }
+            if (rc != CLI_OK)
+                goto done;
+            measured = found;
+            by = "datasets";
+        }
         if (measured && (asked & ~measured)) {
-            /* Calibrated here, at other thread counts: the in-network prices
-             * and the retrained trees are those counts'. */
+            /* Measured here, at other thread counts: the in-network prices
+             * and the trees are those counts'. */
             same = 0;
             if (!quiet && !json) {
                 char had[256], want[256];
                 cli_threads_text(measured, had, sizeof had);
                 cli_threads_text(asked & ~measured, want, sizeof want);
-                printf("the model's calibration for this CPU measured %s, not %s: calibrating\n", had, want);
+                printf("the model's %s measured this CPU at %s, not %s: calibrating\n", by, had, want);
                 fflush(stdout);
             }
         }
