@@ -1127,21 +1127,29 @@ static convsel_model *reread(const convsel_model *model, const char *name)
     return copy;
 }
 
-static convsel_model *test_reorder_scale(const convsel_model *calibrated, const convsel_fingerprint *cpu)
+/* Gives m reorder lines of a_ms + b_ms_per_mb per MB for every layout pair
+ * and thread slot, and returns them (m owns them). */
+static const convsel_reorder_model *set_uniform_lines(convsel_model *m, double a_ms, double b_ms_per_mb)
 {
-    const convsel_layout NCHW = CONVSEL_LAYOUT_NCHW, NHWC = CONVSEL_LAYOUT_NHWC, B16 = CONVSEL_LAYOUT_NCHW16C;
-    convsel_model *m = reread(calibrated, "copy");
-    /* Lines of 0.01 ms + 0.1 ms/MB everywhere. */
     convsel_reorder_model *lines = calloc(1, sizeof *lines);
+    CHECK(lines != NULL);
     for (int f = 0; f < CONVSEL_LAYOUT_COUNT; f++)
         for (int g = 0; g < CONVSEL_LAYOUT_COUNT; g++)
             for (int t = 0; t < CONVSEL_REORDER_MODEL_THREADS; t++) {
-                lines->a_ms[f][g][t] = 0.01;
-                lines->b_ms_per_mb[f][g][t] = 0.1;
+                lines->a_ms[f][g][t] = a_ms;
+                lines->b_ms_per_mb[f][g][t] = b_ms_per_mb;
                 lines->n_records[f][g][t] = 1;
             }
     free(m->reorders);
     m->reorders = lines;
+    return lines;
+}
+
+static convsel_model *test_reorder_scale(const convsel_model *calibrated, const convsel_fingerprint *cpu)
+{
+    const convsel_layout NCHW = CONVSEL_LAYOUT_NCHW, NHWC = CONVSEL_LAYOUT_NHWC, B16 = CONVSEL_LAYOUT_NCHW16C;
+    convsel_model *m = reread(calibrated, "copy");
+    const convsel_reorder_model *lines = set_uniform_lines(m, 0.01, 0.1);
 
     convsel_reorder_sample s[5];
     for (int i = 0; i < 5; i++) {
@@ -1241,16 +1249,7 @@ static void test_reorder_offset(const convsel_model *calibrated, const convsel_f
     const convsel_layout NHWC = CONVSEL_LAYOUT_NHWC, B16 = CONVSEL_LAYOUT_NCHW16C;
     const int T = CONVSEL_REORDER_MODEL_THREADS;
     convsel_model *m = reread(calibrated, "offset");
-    convsel_reorder_model *lines = calloc(1, sizeof *lines);
-    for (int f = 0; f < CONVSEL_LAYOUT_COUNT; f++)
-        for (int g = 0; g < CONVSEL_LAYOUT_COUNT; g++)
-            for (int t = 0; t < T; t++) {
-                lines->a_ms[f][g][t] = 0.001;
-                lines->b_ms_per_mb[f][g][t] = 0.02;
-                lines->n_records[f][g][t] = 1;
-            }
-    free(m->reorders);
-    m->reorders = lines;
+    const convsel_reorder_model *lines = set_uniform_lines(m, 0.001, 0.02);
 
     convsel_reorder_sample s[8];
     for (int i = 0; i < 8; i++) {
