@@ -89,6 +89,20 @@ static void usage(FILE *out)
             "instruction set: oneDNN, OpenBLAS and convsel's own kernels are capped alike.\n");
 }
 
+/* Loads each of the n datasets at paths into sets[] that is not loaded yet;
+ * CLI_FAIL, the file named, at the first that cannot be read. */
+static int load_sources(const char *const *paths, size_t n, convsel_dataset **sets)
+{
+    for (size_t f = 0; f < n; f++) {
+        convsel_status st;
+        if (!sets[f] && (st = convsel_dataset_load(paths[f], &sets[f])) != CONVSEL_OK) {
+            fprintf(stderr, "convsel %s: %s: %s (%s)\n", CMD, paths[f], convsel_status_str(st), convsel_last_error());
+            return CLI_FAIL;
+        }
+    }
+    return CLI_OK;
+}
+
 /* The thread counts (convsel_threads_bit) at which ds holds records of the
  * setup here. */
 static uint64_t dataset_threads(const convsel_dataset *ds, const convsel_fingerprint *here)
@@ -750,22 +764,11 @@ int cmd_calibrate(int argc, char **argv)
             asked |= convsel_threads_bit(threads[t]);
         if (same && !measured && n_source_paths) {
             /* Trained here, not calibrated: the thread counts its datasets
-             * measured this setup at. */
-            uint64_t found = 0;
-            for (size_t f = 0; f < n_source_paths && rc == CLI_OK; f++) {
-                convsel_dataset *ds = NULL;
-                if ((st = convsel_dataset_load(source_paths[f], &ds)) != CONVSEL_OK) {
-                    fprintf(stderr, "convsel %s: %s: %s (%s)\n", CMD, source_paths[f], convsel_status_str(st),
-                            convsel_last_error());
-                    rc = CLI_FAIL;
-                    break;
-                }
-                found |= dataset_threads(ds, &here);
-                convsel_dataset_destroy(ds);
-            }
-            if (rc != CLI_OK)
+             * measured this setup at (kept loaded for retraining). */
+            if ((rc = load_sources(source_paths, n_source_paths, source_data)) != CLI_OK)
                 goto done;
-            measured = found;
+            for (size_t f = 0; f < n_source_paths; f++)
+                measured |= dataset_threads(source_data[f], &here);
             by = "datasets";
         }
         if (measured && (asked & ~measured)) {
@@ -795,13 +798,8 @@ int cmd_calibrate(int argc, char **argv)
     }
     /* The source's datasets, before anything is measured: a bad one must
      * not cost the samples. */
-    for (size_t f = 0; f < n_source_paths; f++)
-        if ((st = convsel_dataset_load(source_paths[f], &source_data[f])) != CONVSEL_OK) {
-            fprintf(stderr, "convsel %s: %s: %s (%s)\n", CMD, source_paths[f], convsel_status_str(st),
-                    convsel_last_error());
-            rc = CLI_FAIL;
-            goto done;
-        }
+    if ((rc = load_sources(source_paths, n_source_paths, source_data)) != CLI_OK)
+        goto done;
 
     if (from_data) {
         if ((st = convsel_dataset_load(from_data, &loaded)) != CONVSEL_OK) {
