@@ -1023,6 +1023,10 @@ typedef struct convsel_train_params {
     double peak_gflops;     /* roofline: AVX-512 f32 peak per core (148, docs/learner.md) */
     double bandwidth_gbs;   /* roofline: memory bandwidth per thread (12) */
     int bags;               /* ensembles averaged, bag b drawn with seed + b (3; docs/learner.md) */
+    double time_limit_s;    /* seconds the trees may take, shared evenly by the rounds of bags that
+                               run side by side; a tree is always grown (0: no limit) (0). Not
+                               stored; a model it cut depends on the machine's speed
+                               (convsel_model_training_cut) */
 } convsel_train_params;
 
 void convsel_train_params_default(convsel_train_params *params);
@@ -1224,6 +1228,13 @@ size_t convsel_model_costs_priced_as(const convsel_model_costs *costs, const con
  * error on its validation rows (0.1 when it has none recorded). */
 double convsel_model_uncertainty(const convsel_model *model);
 
+/* Of the training that made model in this process (convsel_model_train,
+ * convsel_model_retrain): how many of its ensembles time_limit_s cut short.
+ * When not NULL, *jobs gets how many ensembles there were (one per bag and
+ * ensemble), *fewest_trees the fewest trees a cut one kept (0: none cut).
+ * All 0 for a model loaded from a file. */
+size_t convsel_model_training_cut(const convsel_model *model, size_t *jobs, size_t *fewest_trees);
+
 /* The model's reorder cost model, or NULL when it was trained without reorder
  * records. */
 const convsel_reorder_model *convsel_model_reorders(const convsel_model *model);
@@ -1396,6 +1407,8 @@ typedef struct convsel_calibrate_params {
     int retrain_copies;    /* RETRAIN: how many times each sample is given (5; 1..1000) */
     int threads;           /* RETRAIN: OpenMP threads that train (0: OpenMP's current count); the
                               trees do not depend on it */
+    double time_limit_s;   /* RETRAIN: seconds its trees may take (convsel_train_params.time_limit_s;
+                              0: no limit) (0) */
 } convsel_calibrate_params;
 
 void convsel_calibrate_params_default(convsel_calibrate_params *params);

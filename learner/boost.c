@@ -93,6 +93,8 @@ static convsel_status check_params(const convsel_boost_params *p)
                              p->max_bins);
     if (p->patience < 1)
         return convsel_error(CONVSEL_INVALID_ARGUMENT, "patience must be >= 1 (got %d)", p->patience);
+    if (!(p->time_limit_s >= 0))
+        return convsel_error(CONVSEL_INVALID_ARGUMENT, "time_limit_s must be >= 0 (got %g)", p->time_limit_s);
     return CONVSEL_OK;
 }
 
@@ -121,6 +123,7 @@ convsel_status convsel_boost_fit(const float *x, const double *y, size_t n_rows,
                                  const convsel_boost_params *params, int (*is_categorical)(size_t f),
                                  convsel_boost_progress_fn progress, void *user, convsel_ensemble *out)
 {
+    const double t_start = convsel_now();
     memset(out, 0, sizeof *out);
     convsel_status st = check_params(params);
     if (st != CONVSEL_OK)
@@ -229,6 +232,11 @@ convsel_status convsel_boost_fit(const float *x, const double *y, size_t n_rows,
         }
         if (n_valid && it - best_iter >= params->patience)
             break;
+        /* Checked after a tree, so that every fit has one. */
+        if (params->time_limit_s > 0 && it + 1 < params->max_trees && convsel_now() - t_start >= params->time_limit_s) {
+            out->cut_by_time = 1;
+            break;
+        }
     }
     if (st == CONVSEL_OK && n_valid) {
         /* Keep the trees up to the best validation loss. */

@@ -81,6 +81,9 @@ static convsel_status check_params(const convsel_calibrate_params *p)
     if (p->threads < 0 || p->threads > 1024)
         return convsel_error(CONVSEL_INVALID_ARGUMENT, "calibration threads must be in [0, 1024] (got %d)",
                              p->threads);
+    if (!(p->time_limit_s >= 0))
+        return convsel_error(CONVSEL_INVALID_ARGUMENT, "calibration time_limit_s must be >= 0 (got %g)",
+                             p->time_limit_s);
     return CONVSEL_OK;
 }
 
@@ -823,6 +826,7 @@ convsel_status convsel_model_retrain(const convsel_model *source, const convsel_
     convsel_train_params tp = source->params;
     tp.seed = params->seed;
     tp.threads = params->threads;
+    tp.time_limit_s = params->time_limit_s;
     if ((st = convsel_model_train(sets, n_data + copies, &tp, NULL, NULL, &m)) != CONVSEL_OK)
         goto done;
     /* The calibration keeps the provenance and predicts what the new trees

@@ -149,6 +149,7 @@ typedef struct convsel_ensemble {
     double base; /* the constant the trees start from */
     size_t n_trees;
     convsel_tree *trees;
+    int cut_by_time; /* its training stopped at its time limit (not stored in files) */
 } convsel_ensemble;
 
 static inline double convsel_ensemble_predict(const convsel_ensemble *e, const float *x)
@@ -218,6 +219,8 @@ typedef struct convsel_boost_params {
     uint64_t seed;
     int threads;          /* >= 1 */
     size_t parallel_min_work; /* as in convsel_tree_params (tests force parallel code with 1) */
+    double time_limit_s;  /* seconds from the call after which no tree is added (0: none); the
+                             trees then depend on the machine's speed, and out->cut_by_time is set */
 } convsel_boost_params;
 
 /* Called after each tree; a non-zero return stops training (INTERRUPTED). */

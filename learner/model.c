@@ -132,6 +132,7 @@ static convsel_status set_param(convsel_train_params *p, const char *key, const 
     REAL_PARAM(valid_fraction)
     REAL_PARAM(peak_gflops)
     REAL_PARAM(bandwidth_gbs)
+    REAL_PARAM(time_limit_s)
 #undef INT_PARAM
 #undef REAL_PARAM
     if (strcmp(key, "seed") == 0) {
@@ -204,6 +205,8 @@ static convsel_status check_params(const convsel_train_params *p)
         return convsel_error(CONVSEL_INVALID_ARGUMENT, "trees must be >= 0 and min_leaf >= 1");
     if (p->bags < 1 || p->bags > CONVSEL_MAX_BAGS)
         return convsel_error(CONVSEL_INVALID_ARGUMENT, "bags must be in [1, %d] (got %d)", CONVSEL_MAX_BAGS, p->bags);
+    if (!(p->time_limit_s >= 0))
+        return convsel_error(CONVSEL_INVALID_ARGUMENT, "time_limit_s must be >= 0 (got %g)", p->time_limit_s);
     return CONVSEL_OK;
 }
 
@@ -1030,6 +1033,8 @@ static convsel_status fit_jobs(convsel_model *m, const convsel_table *t, train_r
          * the data does not change the others' trees. */
         j->bp.seed = params->seed + (uint64_t)j->bag + 0x9e3779b97f4a7c15ull * (j->e + 1);
         j->bp.threads = outer > 1 && k < n_jobs - tail ? 1 : threads;
+        /* The rounds share the time limit evenly. */
+        j->bp.time_limit_s = bp->time_limit_s / (double)((n_jobs - tail + (size_t)outer - 1) / (size_t)outer + tail);
         j->relay = &shared;
         j->info = (convsel_train_progress){.ensemble = j->only_prim >= 0 ? m->primitives[j->only_prim] : "all",
                                            .ensemble_index = j->e,
@@ -1056,6 +1061,8 @@ static convsel_status fit_jobs(convsel_model *m, const convsel_table *t, train_r
         for (size_t i = 0; i < j->n_sq_err; i++)
             m->valid_rmse_log += j->sq_err[i];
         m->valid_rows += j->n_sq_err;
+        if (j->out.cut_by_time && (!m->jobs_cut++ || j->out.n_trees < m->cut_fewest_trees))
+            m->cut_fewest_trees = j->out.n_trees;
         if (j->bag == 0) {
             m->ensembles[j->e] = j->out;
             memset(&j->out, 0, sizeof j->out);
@@ -1106,6 +1113,7 @@ convsel_status convsel_model_train_table(const convsel_table *t, const uint8_t *
         goto done;
     }
     m->params = *params;
+    m->params.time_limit_s = 0; /* how it was trained, not what it is */
     size_t k = 0;
     for (size_t i = 0; i < t->n; i++)
         if (!use || use[i])
@@ -1150,7 +1158,9 @@ convsel_status convsel_model_train_table(const convsel_table *t, const uint8_t *
                                .col_subsample = params->col_subsample,
                                .max_bins = params->max_bins,
                                .patience = params->patience,
-                               .threads = params->threads > 0 ? params->threads : omp_get_max_threads()};
+                               .threads = params->threads > 0 ? params->threads : omp_get_max_threads(),
+                               .time_limit_s = params->time_limit_s};
+    m->jobs = (size_t)params->bags * m->n_ensembles;
     st = fit_jobs(m, t, &r, params, &bp, progress, user);
     for (size_t e = 0; st == CONVSEL_OK && params->bags > 1 && e < m->n_ensembles; e++)
         ensemble_scale(&m->ensembles[e], 1.0 / params->bags);

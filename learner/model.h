@@ -34,6 +34,9 @@ struct convsel_model {
     convsel_forest *forests;     /* per ensemble, laid out for prediction (NULL: walk the trees) */
     double valid_rmse_log;       /* RMS log-space error on the early-stopping rows */
     uint64_t valid_rows;         /* how many (0: none held out; uncertainty then defaults) */
+    size_t jobs, jobs_cut;       /* of the training that made it in this process, its ensembles (one per
+                                    bag and ensemble) and those cut short by time_limit_s (not stored) */
+    size_t cut_fewest_trees;     /* the fewest trees one of those kept */
     convsel_reorder_model *reorders; /* fitted on the training data's reorder records, or NULL */
     size_t n_calibrations;       /* few-shot transfers to other CPUs (calibrate.c) */
     struct convsel_calibration *calibrations;

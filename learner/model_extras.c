@@ -1,5 +1,6 @@
-/* Model properties the selector needs beyond prediction: the held-out error
- * and the reorder cost model, both stored in the model file. */
+/* Model properties beyond prediction: the held-out error and the reorder
+ * cost model, both stored in the model file, and what the training that made
+ * the model in this process cut short. */
 #include "model.h"
 
 double convsel_model_uncertainty(const convsel_model *model)
@@ -16,4 +17,13 @@ double convsel_model_uncertainty(const convsel_model *model)
 const convsel_reorder_model *convsel_model_reorders(const convsel_model *model)
 {
     return model ? model->reorders : NULL;
+}
+
+size_t convsel_model_training_cut(const convsel_model *model, size_t *jobs, size_t *fewest_trees)
+{
+    if (jobs)
+        *jobs = model ? model->jobs : 0;
+    if (fewest_trees)
+        *fewest_trees = model && model->jobs_cut ? model->cut_fewest_trees : 0;
+    return model ? model->jobs_cut : 0;
 }

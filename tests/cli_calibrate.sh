@@ -93,7 +93,7 @@ for bound in 0.001 0; do
         --pool "$tmp/chain.txt" --pool "$tmp/chain2.txt" --sampled 0 --max-time-s 0.02 --reorder-time-s 30 \
         --cold-time-s 0 --network-time-s 0 --total-time-s $bound --json -o "$tmp/cal_bound.msgpack" \
         >"$tmp/json" 2>&1 || fail "calibrate --total-time-s $bound --json exited $?: $(cat "$tmp/json")"
-    grep -q "\"networks_left_out\": $([ $bound = 0 ] && echo 0 || echo 1), \"output\"" "$tmp/json" ||
+    grep -q "\"networks_left_out\": $([ $bound = 0 ] && echo 0 || echo 1), \"fit_time_limit_s\"" "$tmp/json" ||
         fail "--total-time-s $bound: networks_left_out: $(cat "$tmp/json")"
     if [ $bound = 0 ]; then
         grep -q "reorders timed inside 2 networks in" "$tmp/err" || fail "--total-time-s 0 bounded: $(cat "$tmp/err")"
@@ -166,6 +166,29 @@ fit=$(grep -o '"fit_seconds": [0-9.]*' "$tmp/out" | cut -d' ' -f2)
 total=$(grep -o '"seconds": [0-9.]*' "$tmp/out" | cut -d' ' -f2)
 awk -v f="$fit" -v t="$total" 'BEGIN { exit !(f > 0 && f <= t) }' ||
     fail "retrain: fit_seconds '$fit' not in (0, seconds '$total']: $(cat "$tmp/out")"
+# Its trees got what --total-time-s (50 s) left, nothing was measured, and
+# they finished within it.
+grep -Eq '"fit_time_limit_s": (4[0-9]\.[0-9]*|50\.000), "fit_cut": 0, "fit_fewest_trees": 0, "fit_fallback": false,' "$tmp/out" ||
+    fail "retrain's share of --total-time-s: $(cat "$tmp/out")"
+# A bound already spent cuts every bag after its first tree of 20, says so,
+# and fits linear-or-both instead.
+"$convsel" calibrate --model "$tmp/source_model.msgpack" --from-data "$tmp/samples.msgpack" --method retrain \
+    --source-data "$tmp/source.msgpack" --retrain-copies 3 --total-time-s 0.000001 -o "$tmp/cut.msgpack" \
+    >"$tmp/out" 2>"$tmp/err" || fail "retrain under a spent bound exited $?: $(cat "$tmp/err")"
+grep -q "note: retraining stopped adding trees at its 0.0 s share of --total-time-s in 3 of 3 bags, one at 1 of 20 trees; under a quarter of them, it ranks worse than the lines: calibrating with linear-or-both instead" "$tmp/err" ||
+    fail "retrain under a spent bound, the note: $(cat "$tmp/err")"
+grep -q "method linear (chosen by linear-or-both: retraining was cut short by --total-time-s)" "$tmp/out" ||
+    fail "retrain under a spent bound, the summary: $(cat "$tmp/out")"
+"$convsel" calibrate --model "$tmp/source_model.msgpack" --from-data "$tmp/samples.msgpack" --method retrain \
+    --source-data "$tmp/source.msgpack" --retrain-copies 3 --total-time-s 0.000001 --json -o "$tmp/cut2.msgpack" \
+    >"$tmp/out" 2>"$tmp/err" || fail "retrain under a spent bound, --json, exited $?: $(cat "$tmp/err")"
+grep -q '"method": "linear", "chosen_by_auto": true, "method_by_default": false, "method_asked": "retrain"' "$tmp/out" &&
+    grep -q '"fit_cut": 3, "fit_fewest_trees": 1, "fit_fallback": true,' "$tmp/out" ||
+    fail "retrain under a spent bound, --json: $(cat "$tmp/out")"
+"$convsel" calibrate --model "$tmp/source_model.msgpack" --from-data "$tmp/samples.msgpack" --method retrain \
+    --source-data "$tmp/source.msgpack" --retrain-copies 3 --total-time-s 0 --json -o "$tmp/x.msgpack" \
+    >"$tmp/out" 2>"$tmp/err" || fail "retrain without a bound exited $?: $(cat "$tmp/err")"
+grep -q '"fit_time_limit_s": 0.000, "fit_cut": 0, "fit_fewest_trees": 0, "fit_fallback": false,' "$tmp/out" || fail "retrain without a bound: $(cat "$tmp/out")"
 "$convsel" --isa avx2 predict --model "$tmp/cal4.msgpack" 'mb1ic8ih8oc8oh8kh3ph1' >/dev/null 2>"$tmp/err" ||
     fail "predict with the retrained model exited $?: $(cat "$tmp/err")"
 # retrain needs the source's datasets, and they are for retrain only; a missing one is named.

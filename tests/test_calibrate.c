@@ -1006,6 +1006,23 @@ static void test_retrain(const convsel_model *source, const convsel_dataset *src
         convsel_model_destroy(threaded);
     }
     p.threads = 0;
+    /* A time limit passed at once cuts every bag after its first tree, and
+     * the model says so; the unlimited one was not cut. */
+    size_t jobs = 0;
+    CHECK_EQ(convsel_model_training_cut(re, &jobs, NULL), 0);
+    CHECK(jobs > 0);
+    p.time_limit_s = 1e-9;
+    convsel_model *cut = NULL;
+    CHECK_EQ(convsel_model_retrain(source, sets, 1, samples, &p, &cut), CONVSEL_OK);
+    if (cut) {
+        size_t cut_jobs = 0, fewest = 0;
+        CHECK_EQ(convsel_model_training_cut(cut, &cut_jobs, &fewest), jobs);
+        CHECK_EQ(cut_jobs, jobs);
+        CHECK_EQ(fewest, 1);
+        CHECK(strcmp(convsel_model_id(cut), convsel_model_id(re)) != 0);
+    }
+    convsel_model_destroy(cut);
+    p.time_limit_s = 0;
 
     convsel_calibration_info info;
     CHECK_EQ(convsel_model_calibration_count(re), 1);
@@ -1063,6 +1080,11 @@ static void test_retrain(const convsel_model *source, const convsel_dataset *src
     p.threads = -1;
     CHECK_EQ(convsel_model_retrain(source, sets, 1, samples, &p, &out), CONVSEL_INVALID_ARGUMENT);
     CHECK(strstr(convsel_last_error(), "threads") != NULL);
+    CHECK(out == NULL);
+    p.threads = 0;
+    p.time_limit_s = -1;
+    CHECK_EQ(convsel_model_retrain(source, sets, 1, samples, &p, &out), CONVSEL_INVALID_ARGUMENT);
+    CHECK(strstr(convsel_last_error(), "time_limit_s") != NULL);
     CHECK(out == NULL);
 }
 

@@ -2,6 +2,7 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "check.h"
 #include "convsel.h"
@@ -350,9 +351,32 @@ static void test_boosting(void)
     bp.seed = 6;
     CHECK_EQ(convsel_boost_fit(x, y, N, F, train, N_TRAIN, valid, N_VALID, &bp, NULL, NULL, NULL, &e3), CONVSEL_OK);
     CHECK(!ensembles_equal(&e1, &e3));
+    convsel_ensemble_free(&e2);
+    convsel_ensemble_free(&e3);
+
+    /* A time limit never reached changes nothing; one passed by the first
+     * tree keeps that tree alone, and says so. */
+    bp.seed = 5;
+    bp.time_limit_s = 1e6;
+    CHECK_EQ(convsel_boost_fit(x, y, N, F, train, N_TRAIN, valid, N_VALID, &bp, NULL, NULL, NULL, &e2), CONVSEL_OK);
+    CHECK(ensembles_equal(&e1, &e2));
+    CHECK(!e1.cut_by_time && !e2.cut_by_time);
+    bp.time_limit_s = 1e-9;
+    CHECK_EQ(convsel_boost_fit(x, y, N, F, train, N_TRAIN, valid, N_VALID, &bp, NULL, NULL, NULL, &e3), CONVSEL_OK);
+    CHECK_EQ(e3.n_trees, 1);
+    CHECK(e3.cut_by_time);
+    CHECK(e3.n_trees == 1 && e1.n_trees > 1 && e3.trees[0].n_nodes == e1.trees[0].n_nodes);
     convsel_ensemble_free(&e1);
     convsel_ensemble_free(&e2);
     convsel_ensemble_free(&e3);
+    bp.time_limit_s = -1;
+    CHECK_EQ(convsel_boost_fit(x, y, N, F, train, N_TRAIN, NULL, 0, &bp, NULL, NULL, NULL, &e1),
+             CONVSEL_INVALID_ARGUMENT);
+    CHECK(strstr(convsel_last_error(), "time_limit_s") != NULL);
+    bp.time_limit_s = NAN;
+    CHECK_EQ(convsel_boost_fit(x, y, N, F, train, N_TRAIN, NULL, 0, &bp, NULL, NULL, NULL, &e1),
+             CONVSEL_INVALID_ARGUMENT);
+    bp.time_limit_s = 0;
 
     /* Bad parameters are refused. */
     bp.learning_rate = 0;
@@ -382,6 +406,9 @@ static void test_params(void)
     CHECK_EQ(convsel_train_params_parse("max_depth=99", &p), CONVSEL_INVALID_ARGUMENT);
     CHECK_EQ(convsel_train_params_parse("target=cubic", &p), CONVSEL_INVALID_ARGUMENT);
     CHECK_EQ(convsel_train_params_parse("trees", &p), CONVSEL_INVALID_ARGUMENT);
+    CHECK_NEAR(p.time_limit_s, 0, 0);
+    CHECK_EQ(convsel_train_params_parse("time_limit_s=2.5", &p), CONVSEL_OK);
+    CHECK_NEAR(p.time_limit_s, 2.5, 0);
 }
 
 static void test_roofline_fit(void)
@@ -957,6 +984,80 @@ static void test_parallel_jobs(void)
     convsel_dataset_destroy(ds);
 }
 
+/* time_limit_s: the rounds of jobs share it; passed at once, every job keeps
+ * one tree and counts as cut; never reached, the model is the one without a
+ * limit. Neither is stored: a loaded model reports nothing cut. */
+static void test_time_limit(void)
+{
+    convsel_dataset *ds = NULL;
+    CHECK_EQ(syn_dataset(93, 2, 20, 40, 0.05, &ds), CONVSEL_OK);
+    if (!ds)
+        return;
+    const convsel_dataset *sets[1] = {ds};
+    const char *modes[2] = {"mode=single", "mode=per_primitive"};
+    for (int mi = 0; mi < 2; mi++) {
+        convsel_train_params p;
+        convsel_train_params_default(&p);
+        CHECK_EQ(convsel_train_params_parse(modes[mi], &p), CONVSEL_OK);
+        p.trees = 30;
+        p.bags = 3;
+        convsel_model *free_run = NULL, *long_limit = NULL;
+        CHECK_EQ(convsel_model_train(sets, 1, &p, NULL, NULL, &free_run), CONVSEL_OK);
+        p.time_limit_s = 1e6;
+        CHECK_EQ(convsel_model_train(sets, 1, &p, NULL, NULL, &long_limit), CONVSEL_OK);
+        if (!free_run || !long_limit) {
+            convsel_model_destroy(free_run);
+            convsel_model_destroy(long_limit);
+            continue;
+        }
+        size_t jobs = 0;
+        CHECK_STR(convsel_model_id(long_limit), convsel_model_id(free_run));
+        size_t none = 1;
+        CHECK_EQ(convsel_model_training_cut(free_run, &jobs, &none), 0);
+        CHECK_EQ(none, 0);
+        CHECK_EQ(jobs, 3 * free_run->n_ensembles);
+        CHECK_EQ(convsel_model_training_cut(long_limit, NULL, NULL), 0);
+        CHECK_NEAR(long_limit->params.time_limit_s, 0, 0);
+        for (int threads = 1; threads <= 2; threads++) {
+            convsel_model *cut = NULL;
+            p.time_limit_s = 1e-9;
+            p.threads = threads;
+            CHECK_EQ(convsel_model_train(sets, 1, &p, NULL, NULL, &cut), CONVSEL_OK);
+            if (!cut)
+                continue;
+            size_t fewest = 0;
+            CHECK_EQ(convsel_model_training_cut(cut, &jobs, &fewest), 3 * cut->n_ensembles);
+            CHECK_EQ(fewest, 1);
+            CHECK_EQ(jobs, 3 * cut->n_ensembles);
+            for (size_t e = 0; e < cut->n_ensembles; e++)
+                CHECK_MSG(cut->ensembles[e].n_trees == 3, "%s, ensemble %zu: %zu trees, one per bag", modes[mi], e,
+                          cut->ensembles[e].n_trees);
+            CHECK(strcmp(convsel_model_id(cut), convsel_model_id(free_run)) != 0);
+            char path[256];
+            snprintf(path, sizeof path, "/tmp/test_learner_cut_%ld.msgpack", (long)getpid());
+            convsel_model *loaded = NULL;
+            CHECK_EQ(convsel_model_save(cut, path), CONVSEL_OK);
+            CHECK_EQ(convsel_model_load(path, &loaded), CONVSEL_OK);
+            unlink(path);
+            if (loaded) {
+                CHECK_STR(convsel_model_id(loaded), convsel_model_id(cut));
+                CHECK_EQ(convsel_model_training_cut(loaded, &jobs, NULL), 0);
+                CHECK_EQ(jobs, 0);
+            }
+            convsel_model_destroy(loaded);
+            convsel_model_destroy(cut);
+        }
+        p.threads = 0;
+        p.time_limit_s = -1;
+        convsel_model *bad = NULL;
+        CHECK_EQ(convsel_model_train(sets, 1, &p, NULL, NULL, &bad), CONVSEL_INVALID_ARGUMENT);
+        CHECK(bad == NULL && strstr(convsel_last_error(), "time_limit_s") != NULL);
+        convsel_model_destroy(free_run);
+        convsel_model_destroy(long_limit);
+    }
+    convsel_dataset_destroy(ds);
+}
+
 /* One CPU profiled with two OpenBLAS cores, the GEMM primitives 1.8x slower
  * with the AVX2 one: the model keeps the two setups apart (two fingerprints,
  * two sets of layers) and predicts each its own times, the GEMM primitives'
@@ -1215,6 +1316,7 @@ int main(void)
     test_synthetic();
     test_bags();
     test_parallel_jobs();
+    test_time_limit();
     test_blas_setups();
     return CHECK_DONE();
 }

@@ -66,10 +66,13 @@ static void usage(FILE *out)
             "                     networks against alone, network by network at every thread count (the\n"
             "                     first network always), and price the layers' weights, read from memory\n"
             "                     there, per MB and primitive in selection (default 6; 0: not at all)\n"
-            "  --total-time-s S   leave out of those three probes any network but the first that, by\n"
-            "                     the time the networks before it took per FLOP, would run the whole\n"
-            "                     command past S seconds (what is left shared by the probes in\n"
-            "                     proportion to their times; default 50; 0: no bound)\n"
+            "  --total-time-s S   bound the whole command to about S seconds (default 50; 0: no bound):\n"
+            "                     retraining stops adding trees once it has taken what S leaves after\n"
+            "                     the profiling and the three probes' times (at least S/5; cut before\n"
+            "                     a quarter of its trees, linear-or-both is fitted instead), and the\n"
+            "                     probes leave out any network but the first that, by the time the\n"
+            "                     networks before it took per FLOP, would run the command past S (what\n"
+            "                     is left shared by the probes in proportion to their times)\n"
             "  --data FILE        also save the measured samples as a dataset\n"
             "  --from-data FILE   calibrate from a dataset profiled on the target CPU; nothing is\n"
             "                     measured\n"
@@ -77,7 +80,10 @@ static void usage(FILE *out)
             "                     \"method_by_default\", \"method_asked\", \"cv_rmse_log\", \"cv_regret_log\",\n"
             "                     \"seconds\", \"profile_seconds\", \"fit_seconds\", \"source_model\",\n"
             "                     \"model\", ..., \"networks_left_out\" (by --total-time-s, over the\n"
-            "                     three probes)}\n"
+            "                     three probes), \"fit_time_limit_s\", \"fit_cut\", \"fit_fewest_trees\",\n"
+            "                     \"fit_fallback\" (retraining's share of --total-time-s, 0 when\n"
+            "                     unbounded; how many bags it cut, the fewest trees one kept, and\n"
+            "                     whether that was so few that linear-or-both was fitted instead)}\n"
             "  --quiet            no progress on stderr\n"
             "  --if-needed        when the model already describes this CPU (same CPU, ISA cap and\n"
             "                     instruction set of OpenBLAS's kernels) at every --threads count\n"
@@ -915,6 +921,12 @@ int cmd_calibrate(int argc, char **argv)
                           "cross-validation says they pay (docs/transfer.md)");
     }
     const double fit_t0 = cli_now();
+    if (params.method == CONVSEL_CALIBRATE_RETRAIN && total_time_s > 0) {
+        /* Retraining's trees get what the bound leaves after the probes'
+         * times, and never less than a fifth of it. */
+        double probes = from_data ? 0.0 : reorder_time_s + cold_time_s + network_time_s;
+        params.time_limit_s = fmax(total_time_s - (fit_t0 - t_start) - probes, total_time_s / 5);
+    }
     if (params.method == CONVSEL_CALIBRATE_RETRAIN) {
         if (!quiet && !json)
             fprintf(stderr, "convsel %s: retraining on %zu datasets and the samples\n", CMD, n_source_paths);
@@ -927,6 +939,32 @@ int cmd_calibrate(int argc, char **argv)
     if (st != CONVSEL_OK) {
         rc = cli_fail(CMD, st);
         goto done;
+    }
+    size_t fit_jobs = 0, fit_fewest = 0, fit_cut = convsel_model_training_cut(calibrated, &fit_jobs, &fit_fewest);
+    const size_t fit_trees = (size_t)convsel_model_params(source)->trees;
+    /* Cut before a quarter of its trees, retraining ranked worse than the
+     * lines (bench/results/retrain_cut_session41.md): fit those instead. */
+    const int fit_fallback = fit_cut && 4 * fit_fewest < fit_trees;
+    if (fit_cut && !quiet && !json)
+        fprintf(stderr,
+                "convsel %s: note: retraining stopped adding trees at its %.1f s share of --total-time-s in %zu of "
+                "%zu bags, one at %zu of %zu trees; %s\n",
+                CMD, params.time_limit_s, fit_cut, fit_jobs, fit_fewest, fit_trees,
+                fit_fallback ? "under a quarter of them, it ranks worse than the lines: calibrating with "
+                               "linear-or-both instead (a larger --total-time-s, or 0, lets retraining finish)"
+                             : "the model then depends on this machine's speed (a larger --total-time-s, or 0, "
+                               "lets it finish)");
+    const convsel_calibrate_method method_asked = params.method;
+    if (fit_fallback) {
+        convsel_model_destroy(calibrated);
+        calibrated = NULL;
+        params.method = CONVSEL_CALIBRATE_LINEAR_OR_BOTH;
+        st = convsel_model_calibrate(source, target, &params, &calibrated);
+        fit_s = cli_now() - fit_t0;
+        if (st != CONVSEL_OK) {
+            rc = cli_fail(CMD, st);
+            goto done;
+        }
     }
     if (!from_data && reorder_time_s > 0) {
         double t0 = cli_now();
@@ -988,7 +1026,7 @@ int cmd_calibrate(int argc, char **argv)
         json_string(convsel_calibrate_method_name(info.method));
         printf(", \"chosen_by_auto\": %s, \"method_by_default\": %s, \"method_asked\": ",
                info.auto_chosen ? "true" : "false", method_by_default ? "true" : "false");
-        json_string(convsel_calibrate_method_name(params.method));
+        json_string(convsel_calibrate_method_name(method_asked));
         printf(", \"cv_rmse_log\": %.4f, \"cv_regret_log\": %.4f, \"seconds\": %.3f, \"profile_seconds\": %.3f, "
                "\"fit_seconds\": %.3f, \"source_model\": ",
                info.cv_rmse_log, info.cv_regret_log, seconds, profile_s, fit_s);
@@ -1018,7 +1056,9 @@ int cmd_calibrate(int argc, char **argv)
         printf(", \"network_samples\": %zu, \"network_seconds\": %.3f, \"network_ms_per_mb\": ",
                info.network_samples, network_s);
         json_slots(info.network_price_max, info.network_price_min);
-        printf(", \"networks_left_out\": %zu, \"output\": ", left_out);
+        printf(", \"networks_left_out\": %zu, \"fit_time_limit_s\": %.3f, \"fit_cut\": %zu, \"fit_fewest_trees\": %zu, "
+               "\"fit_fallback\": %s, \"output\": ",
+               left_out, params.time_limit_s, fit_cut, fit_fewest, fit_fallback ? "true" : "false");
         json_string(out_path);
         printf("}\n");
     } else {
@@ -1028,8 +1068,11 @@ int cmd_calibrate(int argc, char **argv)
                info.cpu.model_name, convsel_isa_name(info.cpu.isa_cap), at);
         /* Which method chose the fitted one (auto or linear-or-both: what
          * was asked), and whether that was the default. */
-        char how[96] = "";
-        if (info.auto_chosen)
+        char how[128] = "";
+        if (fit_fallback)
+            snprintf(how, sizeof how, " (chosen by %s: retraining was cut short by --total-time-s)",
+                     convsel_calibrate_method_name(params.method));
+        else if (info.auto_chosen)
             snprintf(how, sizeof how, " (chosen by %s%s)", convsel_calibrate_method_name(params.method),
                      method_by_default ? ", the default for this CPU" : "");
         else if (method_by_default)
@@ -1037,8 +1080,9 @@ int cmd_calibrate(int argc, char **argv)
         printf("  %zu configurations, %zu records, method %s%s, %zu residual trees\n", info.samples, info.records,
                convsel_calibrate_method_name(info.method), how, info.residual_trees);
         if (info.method == CONVSEL_CALIBRATE_RETRAIN)
-            printf("  retrained on %zu datasets plus the samples x%d: validation error %.1f%% (RMS in log)\n",
-                   n_source_paths, params.retrain_copies, 100 * info.cv_rmse_log);
+            printf("  retrained on %zu datasets plus the samples x%d: validation error %.1f%% (RMS in log)%s\n",
+                   n_source_paths, params.retrain_copies, 100 * info.cv_rmse_log,
+                   fit_cut ? ", cut short by --total-time-s" : "");
         else if (info.cv_rmse_log > 0)
             printf("  cross-validated on unsampled configurations: error %.1f%% (RMS in log), regret %.1f%% (geometric mean)\n",
                    100 * info.cv_rmse_log, 100 * expm1(info.cv_regret_log));
