@@ -107,12 +107,14 @@ void cli_warn_cpu(const char *cmd, const convsel_model *model, const convsel_fin
     if (cli_model_describes(model, here, &same_cpu)) {
         uint64_t mask = cli_calibrated_threads(model, here);
         if (threads > 0 && mask && !(mask & convsel_threads_bit(threads))) {
-            char text[256];
-            cli_threads_text(mask, text, sizeof text);
+            /* Worded as calibrate --if-needed words it. */
+            char had[256], want[64];
+            cli_threads_text(mask, had, sizeof had);
+            cli_threads_text(convsel_threads_bit(threads), want, sizeof want);
             fprintf(stderr,
-                    "convsel %s: note: the model's calibration for this CPU measured %s, not %d: its prices at %d "
+                    "convsel %s: note: the model's calibration measured this CPU at %s, not %s: its prices at %s "
                     "are extrapolated; 'convsel calibrate --threads %d' fits it to them\n",
-                    cmd, text, threads, threads, threads);
+                    cmd, had, want, want, threads);
         }
         return;
     }
