@@ -1023,8 +1023,9 @@ typedef struct convsel_train_params {
     double peak_gflops;     /* roofline: AVX-512 f32 peak per core (148, docs/learner.md) */
     double bandwidth_gbs;   /* roofline: memory bandwidth per thread (12) */
     int bags;               /* ensembles averaged, bag b drawn with seed + b (3; docs/learner.md) */
-    double time_limit_s;    /* seconds the trees may take, shared evenly by the rounds of bags that
-                               run side by side; a tree is always grown (0: no limit) (0). Not
+    double time_limit_s;    /* seconds training may take from the call (building its table counts);
+                               the trees get what is left, shared evenly by the rounds of bags
+                               that run side by side; a tree is always grown (0: no limit) (0). Not
                                stored; a model it cut depends on the machine's speed
                                (convsel_model_training_cut) */
 } convsel_train_params;
@@ -1407,7 +1408,7 @@ typedef struct convsel_calibrate_params {
     int retrain_copies;    /* RETRAIN: how many times each sample is given (5; 1..1000) */
     int threads;           /* RETRAIN: OpenMP threads that train (0: OpenMP's current count); the
                               trees do not depend on it */
-    double time_limit_s;   /* RETRAIN: seconds its trees may take (convsel_train_params.time_limit_s;
+    double time_limit_s;   /* RETRAIN: seconds it may take (convsel_train_params.time_limit_s;
                               0: no limit) (0) */
 } convsel_calibrate_params;
 

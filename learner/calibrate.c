@@ -796,6 +796,7 @@ convsel_status convsel_model_retrain(const convsel_model *source, const convsel_
                                      size_t n_data, const convsel_dataset *target_samples,
                                      const convsel_calibrate_params *params, convsel_model **out)
 {
+    const double t_start = convsel_now();
     convsel_calibrate_params defaults;
     convsel_status st = check_call(source, target_samples, out, &params, &defaults);
     if (st != CONVSEL_OK)
@@ -826,7 +827,7 @@ convsel_status convsel_model_retrain(const convsel_model *source, const convsel_
     convsel_train_params tp = source->params;
     tp.seed = params->seed;
     tp.threads = params->threads;
-    tp.time_limit_s = params->time_limit_s;
+    tp.time_limit_s = convsel_time_left(params->time_limit_s, t_start); /* checking the samples counts */
     if ((st = convsel_model_train(sets, n_data + copies, &tp, NULL, NULL, &m)) != CONVSEL_OK)
         goto done;
     /* The calibration keeps the provenance and predicts what the new trees

@@ -1082,9 +1082,15 @@ static convsel_status fit_jobs(convsel_model *m, const convsel_table *t, train_r
     return st;
 }
 
+double convsel_time_left(double limit_s, double t0)
+{
+    return limit_s > 0 ? fmax(limit_s - (convsel_now() - t0), 1e-9) : 0.0;
+}
+
 convsel_status convsel_model_train_table(const convsel_table *t, const uint8_t *use, const convsel_train_params *params,
                                          convsel_train_progress_fn progress, void *user, convsel_model **out)
 {
+    const double t_start = convsel_now();
     *out = NULL;
     convsel_train_params defaults;
     if (!params) {
@@ -1159,7 +1165,8 @@ convsel_status convsel_model_train_table(const convsel_table *t, const uint8_t *
                                .max_bins = params->max_bins,
                                .patience = params->patience,
                                .threads = params->threads > 0 ? params->threads : omp_get_max_threads(),
-                               .time_limit_s = params->time_limit_s};
+                               /* The features and the roofline fit count. */
+                               .time_limit_s = convsel_time_left(params->time_limit_s, t_start)};
     m->jobs = (size_t)params->bags * m->n_ensembles;
     st = fit_jobs(m, t, &r, params, &bp, progress, user);
     for (size_t e = 0; st == CONVSEL_OK && params->bags > 1 && e < m->n_ensembles; e++)
@@ -1189,10 +1196,18 @@ convsel_status convsel_model_train(const convsel_dataset *const *sets, size_t n,
     if (!model || (n && !sets))
         return convsel_error(CONVSEL_INVALID_ARGUMENT, "NULL argument");
     *model = NULL;
+    const double t_start = convsel_now();
     convsel_table t;
     convsel_status st = convsel_table_build(sets, n, params ? params->statistic : CONVSEL_STAT_MEDIAN, &t);
     if (st != CONVSEL_OK)
         return st;
+    convsel_train_params left;
+    if (params && params->time_limit_s > 0) {
+        /* Building the table counts. */
+        left = *params;
+        left.time_limit_s = convsel_time_left(params->time_limit_s, t_start);
+        params = &left;
+    }
     st = convsel_model_train_table(&t, NULL, params, progress, user, model);
     convsel_table_free(&t);
     /* The reorder records of the same data make the model a complete cost

@@ -150,6 +150,11 @@ void convsel_roofline_fit(const convsel_problem *const *problems, const int *thr
                           const convsel_fingerprint *const *cpus, const double *ms, size_t n, double peak_gflops,
                           double bandwidth_gbs, double *utilisation, double *overhead_ms);
 
+/* What is left now of a time limit of limit_s seconds that started at t0
+ * (convsel_now): at least 1e-9, so that training still grows a tree per job;
+ * 0 when limit_s is 0 (no limit). */
+double convsel_time_left(double limit_s, double t0);
+
 /* The value the trees learn for a time, and back. offset is what the target
  * subtracts from log(ms): 0, log FLOPs, or log of the refined roofline
  * c + convsel_roofline_ms(.., u). */

@@ -7,6 +7,7 @@
 #include "check.h"
 #include "convsel.h"
 #include "../learner/features.h"
+#include "../src/internal.h" /* convsel_now */
 #include "../learner/learner.h"
 #include "../learner/model.h"
 #include "synthetic.h"
@@ -989,6 +990,12 @@ static void test_parallel_jobs(void)
  * limit. Neither is stored: a loaded model reports nothing cut. */
 static void test_time_limit(void)
 {
+    /* What is left of a limit: none without one, never nothing with one. */
+    double now = convsel_now();
+    CHECK_NEAR(convsel_time_left(0, now - 100), 0, 0);
+    CHECK(convsel_time_left(1e6, now) > 1e6 - 60 && convsel_time_left(1e6, now) <= 1e6);
+    CHECK_NEAR(convsel_time_left(1, now - 10), 1e-9, 0);
+
     convsel_dataset *ds = NULL;
     CHECK_EQ(syn_dataset(93, 2, 20, 40, 0.05, &ds), CONVSEL_OK);
     if (!ds)
