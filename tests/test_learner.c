@@ -918,6 +918,20 @@ static void check_stop(const convsel_dataset *const *sets, convsel_train_params 
     free(s.events);
 }
 
+/* The training of the job tests: 30 trees in each of 3 bags, one model for
+ * all primitives (mode 0) or one per primitive (1). */
+static const char *const job_modes[2] = {"mode=single", "mode=per_primitive"};
+
+static convsel_train_params job_params(int mode)
+{
+    convsel_train_params p;
+    convsel_train_params_default(&p);
+    CHECK_EQ(convsel_train_params_parse(job_modes[mode], &p), CONVSEL_OK);
+    p.trees = 30;
+    p.bags = 3;
+    return p;
+}
+
 static void test_parallel_jobs(void)
 {
     convsel_dataset *ds = NULL;
@@ -925,13 +939,8 @@ static void test_parallel_jobs(void)
     if (!ds)
         return;
     const convsel_dataset *sets[1] = {ds};
-    const char *modes[2] = {"mode=single", "mode=per_primitive"};
     for (int mi = 0; mi < 2; mi++) {
-        convsel_train_params p;
-        convsel_train_params_default(&p);
-        CHECK_EQ(convsel_train_params_parse(modes[mi], &p), CONVSEL_OK);
-        p.trees = 30;
-        p.bags = 3;
+        convsel_train_params p = job_params(mi);
         p.seed = 7;
         p.threads = 1;
         convsel_model *ref = NULL;
@@ -964,7 +973,7 @@ static void test_parallel_jobs(void)
             size_t same = 0;
             for (size_t i = 0; i < l.n && i < ref_log.n; i++)
                 same += same_progress(&l.events[i], &ref_log.events[i]);
-            CHECK_MSG(same == ref_log.n, "%s, %d threads: %zu of %zu progress events as at 1 thread", modes[mi],
+            CHECK_MSG(same == ref_log.n, "%s, %d threads: %zu of %zu progress events as at 1 thread", job_modes[mi],
                       threads, same, ref_log.n);
             convsel_model_destroy(m);
             free(l.events);
@@ -1001,13 +1010,8 @@ static void test_time_limit(void)
     if (!ds)
         return;
     const convsel_dataset *sets[1] = {ds};
-    const char *modes[2] = {"mode=single", "mode=per_primitive"};
     for (int mi = 0; mi < 2; mi++) {
-        convsel_train_params p;
-        convsel_train_params_default(&p);
-        CHECK_EQ(convsel_train_params_parse(modes[mi], &p), CONVSEL_OK);
-        p.trees = 30;
-        p.bags = 3;
+        convsel_train_params p = job_params(mi);
         convsel_model *free_run = NULL, *long_limit = NULL;
         CHECK_EQ(convsel_model_train(sets, 1, &p, NULL, NULL, &free_run), CONVSEL_OK);
         p.time_limit_s = 1e6;
@@ -1037,7 +1041,7 @@ static void test_time_limit(void)
             CHECK_EQ(fewest, 1);
             CHECK_EQ(jobs, 3 * cut->n_ensembles);
             for (size_t e = 0; e < cut->n_ensembles; e++)
-                CHECK_MSG(cut->ensembles[e].n_trees == 3, "%s, ensemble %zu: %zu trees, one per bag", modes[mi], e,
+                CHECK_MSG(cut->ensembles[e].n_trees == 3, "%s, ensemble %zu: %zu trees, one per bag", job_modes[mi], e,
                           cut->ensembles[e].n_trees);
             CHECK(strcmp(convsel_model_id(cut), convsel_model_id(free_run)) != 0);
             char path[256];
