@@ -923,8 +923,8 @@ int cmd_calibrate(int argc, char **argv)
     }
     const double fit_t0 = cli_now();
     if (params.method == CONVSEL_CALIBRATE_RETRAIN && total_time_s > 0) {
-        /* Retraining's trees get what the bound leaves after the probes'
-         * times, and never less than a fifth of it. */
+        /* Retraining (its table and its trees) gets what the bound leaves
+         * after the probes' times, and never less than a fifth of it. */
         double probes = from_data ? 0.0 : reorder_time_s + cold_time_s + network_time_s;
         params.time_limit_s = fmax(total_time_s - (fit_t0 - t_start) - probes, total_time_s / 5);
     }
