@@ -45,7 +45,7 @@ EOF
 "$convsel" --isa avx2 calibrate --model "$tmp/source_model.msgpack" --samples 3 --threads 1 --pool "$tmp/tiny.txt" \
     --sampled 0 --max-time-s 0.02 --data "$tmp/samples.msgpack" --json -o "$tmp/cal.msgpack" \
     >"$tmp/out" 2>"$tmp/err" || fail "calibrate exited $?: $(cat "$tmp/err")"
-for key in '"samples": 3' '"chosen_by_auto": true' '"cv_regret_log": ' '"seconds": ' '"source_model": "' \
+for key in '"samples": 3, "samples_asked": 3, "samples_cut": false,' '"chosen_by_auto": true' '"cv_regret_log": ' '"seconds": ' '"source_model": "' \
     '"model": "' '"isa": "avx2"' '"reorder_samples": ' '"reorder_seconds": ' '"reorder_scale": {' \
     '"reorder_fixed_ms": {' '"reorder_loo_error": {' \
     '"cold_samples": ' '"cold_seconds": ' '"cold_ms_per_mb": {' \
@@ -105,6 +105,24 @@ for bound in 0.001 0; do
     fi
 done
 
+# --total-time-s bounds profiling too: 30 samples (each times several primitives, 0.02 s of warm-up apiece)
+# cannot fit in 4/5 of a second, so it stops past the first 5, keeps those profiled, and says so.
+"$convsel" --isa avx2 calibrate --model "$tmp/source_model.msgpack" --samples 30 --threads 1 --pool "$tmp/tiny.txt" \
+    --sampled 40 --max-time-s 0.02 --reorder-time-s 0 --cold-time-s 0 --network-time-s 0 --total-time-s 1 \
+    --data "$tmp/cut_samples.msgpack" -o "$tmp/cal_cut.msgpack" >"$tmp/out" 2>"$tmp/err" ||
+    fail "calibrate with profiling cut exited $?: $(cat "$tmp/err")"
+grep -Eq "note: profiled ([5-9]|[12][0-9]) of the 30 samples: the next would have run past profiling's 0.8 s share of --total-time-s" \
+    "$tmp/err" || fail "profiling under --total-time-s 1: $(cat "$tmp/err")"
+n_cut=$(sed -n 's/.*note: profiled \([0-9]*\) of the 30 samples.*/\1/p' "$tmp/err")
+grep -q "^  $n_cut configurations," "$tmp/out" || fail "the calibration's samples are not the $n_cut profiled: $(cat "$tmp/out")"
+"$convsel" dataset info "$tmp/cut_samples.msgpack" >"$tmp/info" 2>&1 || fail "--data after a cut: $(cat "$tmp/info")"
+grep -q "$n_cut configurations" "$tmp/info" || fail "--data after a cut: expected $n_cut configurations: $(cat "$tmp/info")"
+"$convsel" --isa avx2 calibrate --model "$tmp/source_model.msgpack" --samples 30 --threads 1 --pool "$tmp/tiny.txt" \
+    --sampled 40 --max-time-s 0.02 --reorder-time-s 0 --cold-time-s 0 --network-time-s 0 --total-time-s 1 --json \
+    -o "$tmp/cal_cut.msgpack" >"$tmp/out" 2>"$tmp/err" || fail "calibrate --json with profiling cut exited $?: $(cat "$tmp/err")"
+grep -Eq '"samples": ([5-9]|[12][0-9]), "samples_asked": 30, "samples_cut": true,' "$tmp/out" ||
+    fail "--json with profiling cut: $(cat "$tmp/out")"
+
 # Cold reads: the reorders that bring the chain's first layer its input, timed inside it under every
 # boundary layout; --cold-time-s 0 times none; a negative budget is a usage error.
 expect_rc 2 calibrate --model "$tmp/source_model.msgpack" --samples 2 --cold-time-s -1 -o "$tmp/x.msgpack"
@@ -159,7 +177,7 @@ expect_rc 2 calibrate --model "$tmp/source_model.msgpack" --from-data "$tmp/samp
 "$convsel" calibrate --model "$tmp/source_model.msgpack" --from-data "$tmp/samples.msgpack" --method retrain \
     --source-data "$tmp/source.msgpack" --retrain-copies 3 --json -o "$tmp/cal4.msgpack" >"$tmp/out" 2>"$tmp/err" ||
     fail "--method retrain exited $?: $(cat "$tmp/err")"
-grep -q '"samples": 3, "records": [0-9]*, "method": "retrain", "chosen_by_auto": false' "$tmp/out" ||
+grep -q '"samples": 3, "samples_asked": 0, "samples_cut": false, "records": [0-9]*, "method": "retrain", "chosen_by_auto": false' "$tmp/out" ||
     fail "--method retrain: $(cat "$tmp/out")"
 # The time retraining took is reported, within the command's.
 fit=$(grep -o '"fit_seconds": [0-9.]*' "$tmp/out" | cut -d' ' -f2)

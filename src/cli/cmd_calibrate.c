@@ -66,18 +66,22 @@ static void usage(FILE *out)
             "                     networks against alone, network by network at every thread count (the\n"
             "                     first network always), and price the layers' weights, read from memory\n"
             "                     there, per MB and primitive in selection (default 6; 0: not at all)\n"
-            "  --total-time-s S   bound the command to about S seconds (default 50; 0: no bound; the\n"
-            "                     K samples are always profiled in full, about 0.3 s each):\n"
-            "                     retraining stops adding trees once it has taken what S leaves after\n"
-            "                     the profiling and the three probes' times (at least S/5; cut before\n"
-            "                     a quarter of its trees, linear-or-both is fitted instead), and the\n"
-            "                     probes leave out any network but the first that, by the time the\n"
-            "                     networks before it took per FLOP, would run the command past S (what\n"
-            "                     is left shared by the probes in proportion to their times)\n"
+            "  --total-time-s S   bound the command to about S seconds (default 50; 0: no bound):\n"
+            "                     profiling (about 0.3 s a sample) stops before a sample, past the\n"
+            "                     first 5, that the samples' mean time projects past 4S/5 less the\n"
+            "                     three probes' times, keeping those profiled (the first ones chosen\n"
+            "                     spread over the pool); retraining stops adding trees once it has\n"
+            "                     taken what S leaves after the profiling and the probes' times (at\n"
+            "                     least S/5; cut before a quarter of its trees, linear-or-both is\n"
+            "                     fitted instead); and the probes leave out any network but the first\n"
+            "                     that, by the time the networks before it took per FLOP, would run\n"
+            "                     the command past S (what is left shared by the probes in proportion\n"
+            "                     to their times)\n"
             "  --data FILE        also save the measured samples as a dataset\n"
             "  --from-data FILE   calibrate from a dataset profiled on the target CPU; nothing is\n"
             "                     measured\n"
-            "  --json             print {\"samples\", \"method\", \"chosen_by_auto\",\n"
+            "  --json             print {\"samples\", \"samples_asked\" (K; 0 with --from-data and no\n"
+            "                     --samples), \"samples_cut\" (by --total-time-s), \"method\", \"chosen_by_auto\",\n"
             "                     \"method_by_default\", \"method_asked\", \"cv_rmse_log\", \"cv_regret_log\",\n"
             "                     \"seconds\", \"profile_seconds\", \"fit_seconds\", \"source_model\",\n"
             "                     \"model\", ..., \"networks_left_out\" (by --total-time-s, over the\n"
@@ -319,10 +323,21 @@ static int add_sampled(const char *const *paths, size_t n_paths, long n, uint64_
 
 /* ---------------------------------------------------------------- profiling */
 
+/* The fewest samples profiling keeps under --total-time-s (K when fewer). */
+#define PROFILE_MIN_SAMPLES 5
+
+/*
+ * Profiles the k chosen candidates into out, in the order chosen (the greedy
+ * k-median's: every prefix spreads over the pool). When deadline > 0 (a
+ * cli_now() time) it stops before a sample, past the first
+ * PROFILE_MIN_SAMPLES, that the mean time of the samples so far projects past
+ * the deadline. *n_done receives how many were profiled.
+ */
 static int profile(const candidates *c, const size_t *chosen, size_t k, const unsigned char *selected,
-                   const convsel_timing_options *timing, const convsel_fingerprint *cpu, int quiet,
-                   convsel_dataset *out)
+                   const convsel_timing_options *timing, const convsel_fingerprint *cpu, double deadline, int quiet,
+                   convsel_dataset *out, size_t *n_done)
 {
+    *n_done = 0;
     uint32_t fi;
     convsel_status st = convsel_dataset_add_fingerprint(out, cpu, &fi);
     if (st != CONVSEL_OK)
@@ -333,7 +348,10 @@ static int profile(const candidates *c, const size_t *chosen, size_t k, const un
         return CLI_FAIL;
     }
     const convsel_isa isa = convsel_get_isa();
+    const double t_first = cli_now();
     for (size_t s = 0; s < k; s++) {
+        if (deadline > 0 && s >= PROFILE_MIN_SAMPLES && cli_now() + (cli_now() - t_first) / (double)s > deadline)
+            break;
         const convsel_calibrate_candidate *cand = &c->items[chosen[s]];
         char desc[512];
         convsel_problem_format(&cand->problem, desc, sizeof desc);
@@ -376,6 +394,7 @@ static int profile(const candidates *c, const size_t *chosen, size_t k, const un
         if (!quiet)
             fprintf(stderr, "convsel %s: [%zu/%zu] %s t%d: %zu primitives, %.2f s\n", CMD, s + 1, k,
                     cand->problem.name[0] ? cand->problem.name : desc, cand->threads, measured, cli_now() - t0);
+        *n_done = s + 1;
     }
     free(m);
     return CLI_OK;
@@ -583,6 +602,7 @@ int cmd_calibrate(int argc, char **argv)
     double max_flops = 5e8, max_time_s = 0.3, reorder_time_s = 4.0, cold_time_s = 2.0, network_time_s = 6.0;
     double total_time_s = 50.0;
     size_t left_out = 0; /* pool networks the probes left out under total_time_s */
+    size_t profiled = 0; /* samples profiled; fewer than asked when total_time_s cut them */
     int json = 0, quiet = 0, if_needed = 0, method_given = 0;
     convsel_calibrate_params params;
     convsel_calibrate_params_default(&params);
@@ -897,11 +917,22 @@ int cmd_calibrate(int argc, char **argv)
             rc = cli_fail(CMD, st);
             goto done;
         }
+        /* Profiling gets what the bound leaves after the probes' times and
+         * retraining's least share (a fifth of it). */
+        double deadline = 0.0;
+        if (total_time_s > 0)
+            deadline = t_start + fmax(total_time_s * 4 / 5 - (reorder_time_s + cold_time_s + network_time_s), 0.0);
         double t0 = cli_now();
-        rc = profile(&cands, chosen, (size_t)samples, selected, &timing, &cpu, quiet || json, target);
+        rc = profile(&cands, chosen, (size_t)samples, selected, &timing, &cpu, deadline, quiet || json, target,
+                     &profiled);
         profile_s = cli_now() - t0;
         if (rc != CLI_OK)
             goto done;
+        if (profiled < (size_t)samples && !quiet && !json)
+            fprintf(stderr,
+                    "convsel %s: note: profiled %zu of the %ld samples: the next would have run past profiling's "
+                    "%.1f s share of --total-time-s (a larger --total-time-s, or 0, profiles them all)\n",
+                    CMD, profiled, samples, deadline - t_start);
         if (data_path && (st = convsel_dataset_save(target, data_path)) != CONVSEL_OK) {
             rc = cli_fail(CMD, st);
             goto done;
@@ -1023,7 +1054,8 @@ int cmd_calibrate(int argc, char **argv)
     convsel_calibration_info info;
     convsel_model_calibration(calibrated, 0, &info);
     if (json) {
-        printf("{\"samples\": %zu, \"records\": %zu, \"method\": ", info.samples, info.records);
+        printf("{\"samples\": %zu, \"samples_asked\": %ld, \"samples_cut\": %s, \"records\": %zu, \"method\": ",
+               info.samples, samples, !from_data && profiled < (size_t)samples ? "true" : "false", info.records);
         json_string(convsel_calibrate_method_name(info.method));
         printf(", \"chosen_by_auto\": %s, \"method_by_default\": %s, \"method_asked\": ",
                info.auto_chosen ? "true" : "false", method_by_default ? "true" : "false");
