@@ -1604,7 +1604,8 @@ typedef struct convsel_calibrate_candidate {
  * pool; uncertainty picks (k / 2 of them) serve and come from the quarter of
  * the pool (at least k) where source's predicted gap between the two fastest
  * applicable primitives is smallest. chosen receives k indexes into pool, in
- * the order picked. The same pool, source and seed give the same choice (the
+ * the order picked; where that quarter holds k or more, the first n of them
+ * are the choice of k = n. The same pool, source and seed give the same choice (the
  * seed draws the 1024 points a larger pool is represented by). Returns OK,
  * INVALID_ARGUMENT (fewer than k distinct configurations, a bad candidate) or
  * OUT_OF_MEMORY.

@@ -193,7 +193,7 @@ grep -Eq '"fit_time_limit_s": (4[0-9]\.[0-9]*|50\.000), "fit_cut": 0, "fit_fewes
 "$convsel" calibrate --model "$tmp/source_model.msgpack" --from-data "$tmp/samples.msgpack" --method retrain \
     --source-data "$tmp/source.msgpack" --retrain-copies 3 --total-time-s 0.000001 -o "$tmp/cut.msgpack" \
     >"$tmp/out" 2>"$tmp/err" || fail "retrain under a spent bound exited $?: $(cat "$tmp/err")"
-grep -q "note: retraining stopped adding trees at its 0.0 s share of --total-time-s in 3 of 3 bags, one at 1 of 20 trees; under a quarter of them, it ranks worse than the lines: calibrating with linear-or-both instead" "$tmp/err" ||
+grep -q "note: retraining stopped adding trees at its 0.0 s share of --total-time-s in 3 of 3 ensembles, one at 1 of 20 trees; under a quarter of them, it ranks worse than the lines: calibrating with linear-or-both instead" "$tmp/err" ||
     fail "retrain under a spent bound, the note: $(cat "$tmp/err")"
 # (The lines or both, as cross-validation on the measured samples decides.)
 grep -Eq "method (linear|both) \(chosen by linear-or-both: retraining was cut short by --total-time-s\)" "$tmp/out" ||

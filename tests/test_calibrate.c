@@ -674,6 +674,17 @@ static void test_choose(const convsel_model *source, const pool *p)
             CHECK(strcmp(p->key[b[i] % p->n], p->key[b[j] % p->n]) != 0);
     free(twice);
 
+    /* The pool's uncertain quarter holds more than K_SAMPLES, so every
+     * prefix of the choice is the choice of that many: calibrate's
+     * profiling, cut short at n samples by --total-time-s, keeps what
+     * --samples n would have chosen. */
+    for (size_t n = 1; n < K_SAMPLES; n++) {
+        size_t c[K_SAMPLES];
+        CHECK_EQ(convsel_calibrate_choose(source, p->cand, p->n, n, 3, &cpu, c), CONVSEL_OK);
+        CHECK_MSG(memcmp(c, a, n * sizeof *c) == 0, "the first %zu of %d picks are not the %zu picks of k = %zu", n,
+                  K_SAMPLES, n, n);
+    }
+
     /* The uncertainty half comes from where the source hesitates: the mean
      * predicted gap of the picks is below the pool's. */
     double pool_gap = 0, pick_gap = 0;

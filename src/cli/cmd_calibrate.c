@@ -87,7 +87,8 @@ static void usage(FILE *out)
             "                     \"model\", ..., \"networks_left_out\" (by --total-time-s, over the\n"
             "                     three probes), \"fit_time_limit_s\", \"fit_cut\", \"fit_fewest_trees\",\n"
             "                     \"fit_fallback\" (retraining's share of --total-time-s, 0 when\n"
-            "                     unbounded; how many bags it cut, the fewest trees one kept, and\n"
+            "                     unbounded; how many ensembles it cut (one per bag, and per primitive\n"
+            "                     in per-primitive mode), the fewest trees one kept, and\n"
             "                     whether that was so few that linear-or-both was fitted instead)}\n"
             "  --quiet            no progress on stderr\n"
             "  --if-needed        when the model already describes this CPU (same CPU, ISA cap and\n"
@@ -980,7 +981,7 @@ int cmd_calibrate(int argc, char **argv)
     if (fit_cut && !quiet && !json)
         fprintf(stderr,
                 "convsel %s: note: retraining stopped adding trees at its %.1f s share of --total-time-s in %zu of "
-                "%zu bags, one at %zu of %zu trees; %s\n",
+                "%zu ensembles, one at %zu of %zu trees; %s\n",
                 CMD, params.time_limit_s, fit_cut, fit_jobs, fit_fewest, fit_trees,
                 fit_fallback ? "under a quarter of them, it ranks worse than the lines: calibrating with "
                                "linear-or-both instead (a larger --total-time-s, or 0, lets retraining finish)"
