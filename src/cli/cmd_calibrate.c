@@ -1,13 +1,12 @@
 /* convsel calibrate: fit a model trained elsewhere to this CPU from a few measurements. */
-#include <dirent.h>
 #include <math.h>
 #include <omp.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
-#include <unistd.h>
+#include <unistd.h> /* access */
 
+#include "calibrate_pool.h"
 #include "cli.h"
 
 #define CMD "calibrate"
@@ -152,255 +151,6 @@ static void json_string(const char *s)
     putchar('"');
 }
 
-/* ---------------------------------------------------------------- candidates */
-
-typedef struct candidates {
-    convsel_calibrate_candidate *items;
-    size_t n, cap;
-    convsel_network **networks; /* the pool's networks, in order (for the reorder probe) */
-    size_t n_networks;
-} candidates;
-
-static void candidates_free(candidates *c)
-{
-    for (size_t i = 0; i < c->n_networks; i++)
-        convsel_network_destroy(c->networks[i]);
-    free(c->networks);
-    free(c->items);
-}
-
-static int candidates_add(candidates *c, const convsel_problem *problem, int threads)
-{
-    if (c->n == c->cap) {
-        size_t cap = c->cap ? 2 * c->cap : 256;
-        convsel_calibrate_candidate *bigger = realloc(c->items, cap * sizeof *bigger);
-        if (!bigger)
-            return -1;
-        c->items = bigger;
-        c->cap = cap;
-    }
-    memset(&c->items[c->n], 0, sizeof c->items[c->n]);
-    c->items[c->n].problem = *problem;
-    c->items[c->n].threads = threads;
-    c->n++;
-    return 0;
-}
-
-static int is_dir(const char *path)
-{
-    struct stat sb;
-    return stat(path, &sb) == 0 && S_ISDIR(sb.st_mode);
-}
-
-/* ./networks, else networks/ or share/convsel/networks beside the executable's directory. */
-static int default_pool_dir(char *buf, size_t size)
-{
-    if (is_dir("networks")) {
-        snprintf(buf, size, "networks");
-        return 1;
-    }
-    char exe[4096];
-    ssize_t len = readlink("/proc/self/exe", exe, sizeof exe - 1);
-    if (len <= 0)
-        return 0;
-    exe[len] = '\0';
-    char *slash = strrchr(exe, '/');
-    if (slash)
-        *slash = '\0';
-    static const char *const rel[] = {"../networks", "../share/convsel/networks"};
-    for (size_t i = 0; i < 2; i++) {
-        snprintf(buf, size, "%.3000s/%s", exe, rel[i]);
-        if (is_dir(buf))
-            return 1;
-    }
-    return 0;
-}
-
-/* The layers of a network file, or of every *.txt in a directory. */
-static int add_network_file(const char *path, double max_flops, const int *threads, size_t n_threads, candidates *c,
-                            size_t *added)
-{
-    convsel_network *net;
-    convsel_status st = convsel_network_load(path, 1, &net);
-    if (st != CONVSEL_OK)
-        return cli_fail(CMD, st);
-    convsel_network **grown = realloc(c->networks, (c->n_networks + 1) * sizeof *grown);
-    if (!grown) {
-        convsel_network_destroy(net);
-        fprintf(stderr, "convsel %s: out of memory\n", CMD);
-        return CLI_FAIL;
-    }
-    c->networks = grown;
-    c->networks[c->n_networks++] = net; /* the candidates own it from here */
-    for (size_t i = 0; i < convsel_network_size(net); i++) {
-        const convsel_problem *p = convsel_network_layer(net, i);
-        if (convsel_problem_flops(p) > max_flops)
-            continue;
-        for (size_t t = 0; t < n_threads; t++) {
-            if (candidates_add(c, p, threads[t])) {
-                fprintf(stderr, "convsel %s: out of memory\n", CMD);
-                return CLI_FAIL;
-            }
-            (*added)++;
-        }
-    }
-    return CLI_OK;
-}
-
-static int cmp_str(const void *a, const void *b)
-{
-    return strcmp(*(char *const *)a, *(char *const *)b);
-}
-
-static int add_pool_path(const char *path, double max_flops, const int *threads, size_t n_threads, candidates *c,
-                         size_t *added)
-{
-    if (!is_dir(path))
-        return add_network_file(path, max_flops, threads, n_threads, c, added);
-    DIR *dir = opendir(path);
-    if (!dir) {
-        fprintf(stderr, "convsel %s: cannot open %s\n", CMD, path);
-        return CLI_FAIL;
-    }
-    char **names = NULL;
-    size_t n = 0, cap = 0;
-    struct dirent *e;
-    int rc = CLI_OK;
-    while ((e = readdir(dir))) {
-        size_t len = strlen(e->d_name);
-        if (len < 5 || strcmp(e->d_name + len - 4, ".txt") != 0)
-            continue;
-        if (n == cap) {
-            cap = cap ? 2 * cap : 16;
-            char **bigger = realloc(names, cap * sizeof *bigger);
-            if (!bigger) {
-                rc = CLI_FAIL;
-                break;
-            }
-            names = bigger;
-        }
-        names[n] = malloc(strlen(path) + len + 2);
-        if (!names[n]) {
-            rc = CLI_FAIL;
-            break;
-        }
-        sprintf(names[n], "%s/%s", path, e->d_name);
-        n++;
-    }
-    closedir(dir);
-    if (rc == CLI_OK && n)
-        qsort(names, n, sizeof *names, cmp_str); /* the same pool whatever readdir's order */
-    for (size_t i = 0; i < n; i++) {
-        if (rc == CLI_OK)
-            rc = add_network_file(names[i], max_flops, threads, n_threads, c, added);
-        free(names[i]);
-    }
-    free(names);
-    return rc;
-}
-
-/* N configurations drawn by the profiler's sampler around the pool's layers. */
-static int add_sampled(const char *const *paths, size_t n_paths, long n, uint64_t seed, double max_flops,
-                       const int *threads, size_t n_threads, candidates *c)
-{
-    convsel_sampler_options so;
-    convsel_sampler_options_default(&so);
-    so.seed = seed;
-    so.max_flops = max_flops;
-    convsel_sampler *sampler;
-    convsel_status st = convsel_sampler_create(&so, &sampler);
-    for (size_t i = 0; st == CONVSEL_OK && i < n_paths; i++)
-        st = convsel_sampler_add_file(sampler, paths[i], NULL);
-    for (long i = 0; st == CONVSEL_OK && i < n; i++) {
-        convsel_problem p;
-        st = convsel_sampler_next(sampler, &p);
-        for (size_t t = 0; st == CONVSEL_OK && t < n_threads; t++)
-            if (candidates_add(c, &p, threads[t]))
-                st = CONVSEL_OUT_OF_MEMORY;
-    }
-    convsel_sampler_destroy(sampler);
-    return st == CONVSEL_OK ? CLI_OK : cli_fail(CMD, st);
-}
-
-/* ---------------------------------------------------------------- profiling */
-
-/* The fewest samples profiling keeps under --total-time-s (K when fewer). */
-#define PROFILE_MIN_SAMPLES 5
-
-/*
- * Profiles the k chosen candidates into out, in the order chosen (the greedy
- * k-median's: every prefix spreads over the pool). When deadline > 0 (a
- * cli_now() time) it stops before a sample, past the first
- * PROFILE_MIN_SAMPLES, that the mean time of the samples so far projects past
- * the deadline. *n_done receives how many were profiled.
- */
-static int profile(const candidates *c, const size_t *chosen, size_t k, const unsigned char *selected,
-                   const convsel_timing_options *timing, const convsel_fingerprint *cpu, double deadline, int quiet,
-                   convsel_dataset *out, size_t *n_done)
-{
-    *n_done = 0;
-    uint32_t fi;
-    convsel_status st = convsel_dataset_add_fingerprint(out, cpu, &fi);
-    if (st != CONVSEL_OK)
-        return cli_fail(CMD, st);
-    convsel_measurement *m = calloc(convsel_primitive_count(), sizeof *m);
-    if (!m) {
-        fprintf(stderr, "convsel %s: out of memory\n", CMD);
-        return CLI_FAIL;
-    }
-    const convsel_isa isa = convsel_get_isa();
-    const double t_first = cli_now();
-    for (size_t s = 0; s < k; s++) {
-        if (deadline > 0 && s >= PROFILE_MIN_SAMPLES && cli_now() + (cli_now() - t_first) / (double)s > deadline)
-            break;
-        const convsel_calibrate_candidate *cand = &c->items[chosen[s]];
-        char desc[512];
-        convsel_problem_format(&cand->problem, desc, sizeof desc);
-        double t0 = cli_now();
-        st = convsel_measure_problem(&cand->problem, cand->threads, selected, timing, m);
-        if (st != CONVSEL_OK) {
-            free(m);
-            return cli_fail(CMD, st);
-        }
-        size_t measured = 0;
-        for (size_t i = 0; i < convsel_primitive_count() && st == CONVSEL_OK; i++) {
-            if (!m[i].applicable)
-                continue;
-            convsel_record r;
-            memset(&r, 0, sizeof r);
-            r.kind = CONVSEL_RECORD_CONV;
-            r.problem = cand->problem;
-            snprintf(r.primitive, sizeof r.primitive, "%s", convsel_primitive_name(i));
-            if (m[i].kernel != SIZE_MAX)
-                snprintf(r.kernel, sizeof r.kernel, "%s", convsel_primitive_name(m[i].kernel));
-            r.from = m[i].src_layout;
-            r.to = m[i].dst_layout;
-            r.threads = cand->threads;
-            r.isa = isa;
-            r.fingerprint = fi;
-            r.min_ms = m[i].timing.min_ms;
-            r.p10_ms = m[i].timing.p10_ms;
-            r.median_ms = m[i].timing.median_ms;
-            r.p90_ms = m[i].timing.p90_ms;
-            r.runs = m[i].timing.runs;
-            r.create_ms = m[i].create_ms;
-            r.tensor = CONVSEL_TENSOR_SRC;
-            st = convsel_dataset_append(out, &r);
-            measured++;
-        }
-        if (st != CONVSEL_OK) {
-            free(m);
-            return cli_fail(CMD, st);
-        }
-        if (!quiet)
-            fprintf(stderr, "convsel %s: [%zu/%zu] %s t%d: %zu primitives, %.2f s\n", CMD, s + 1, k,
-                    cand->problem.name[0] ? cand->problem.name : desc, cand->threads, measured, cli_now() - t0);
-        *n_done = s + 1;
-    }
-    free(m);
-    return CLI_OK;
-}
-
 /* ---------------------------------------------------------------- the model's datasets */
 
 /*
@@ -540,7 +290,7 @@ static double network_flops(const convsel_network *network)
  * budget under SSE4.1) keeps calibrate within its time. A network that cannot
  * be run end to end with the selected primitives is passed over with a note.
  */
-static int probe_pool(const candidates *c, const int *threads, size_t n_threads, double budget_s, double cap_s,
+static int probe_pool(const cli_pool *c, const int *threads, size_t n_threads, double budget_s, double cap_s,
                       int quiet, const struct probe *p)
 {
     const double t0 = cli_now();
@@ -761,7 +511,7 @@ int cmd_calibrate(int argc, char **argv)
     convsel_model *source = NULL, *calibrated = NULL;
     convsel_dataset *loaded = NULL, *target = NULL;
     convsel_dataset *source_data[MAX_POOL_PATHS] = {0};
-    candidates cands = {0};
+    cli_pool cands = {0};
     size_t *chosen = NULL, *record_candidate = NULL;
     unsigned char *selected = NULL; /* the primitives measured: those the model knows */
     convsel_reorder_sample *reorder_samples = NULL;
@@ -869,13 +619,13 @@ int cmd_calibrate(int argc, char **argv)
             goto done;
         }
         char default_dir[4096];
-        if (n_pool_paths == 0 && default_pool_dir(default_dir, sizeof default_dir))
+        if (n_pool_paths == 0 && cli_pool_default_dir(default_dir, sizeof default_dir))
             pool_paths[n_pool_paths++] = default_dir;
         size_t from_networks = 0;
         for (size_t i = 0; i < n_pool_paths && rc == CLI_OK; i++)
-            rc = add_pool_path(pool_paths[i], max_flops, threads, n_threads, &cands, &from_networks);
+            rc = cli_pool_add_path(pool_paths[i], max_flops, threads, n_threads, &cands, &from_networks);
         if (rc == CLI_OK && sampled > 0)
-            rc = add_sampled(pool_paths, n_pool_paths, sampled, seed, max_flops, threads, n_threads, &cands);
+            rc = cli_pool_add_sampled(pool_paths, n_pool_paths, sampled, seed, max_flops, threads, n_threads, &cands);
         if (rc != CLI_OK)
             goto done;
         if (!quiet)
@@ -924,8 +674,8 @@ int cmd_calibrate(int argc, char **argv)
         if (total_time_s > 0)
             deadline = t_start + fmax(total_time_s * 4 / 5 - (reorder_time_s + cold_time_s + network_time_s), 0.0);
         double t0 = cli_now();
-        rc = profile(&cands, chosen, (size_t)samples, selected, &timing, &cpu, deadline, quiet || json, target,
-                     &profiled);
+        rc = cli_pool_profile(&cands, chosen, (size_t)samples, selected, &timing, &cpu, deadline, quiet || json,
+                              target, &profiled);
         profile_s = cli_now() - t0;
         if (rc != CLI_OK)
             goto done;
@@ -1174,7 +924,7 @@ done:
     free(reorder_samples);
     free(cold_samples);
     free(conv_samples);
-    candidates_free(&cands);
+    cli_pool_free(&cands);
     convsel_dataset_destroy(loaded);
     convsel_dataset_destroy(target);
     for (size_t f = 0; f < n_source_paths; f++)
