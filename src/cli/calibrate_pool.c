@@ -192,7 +192,8 @@ int cli_pool_profile(const cli_pool *c, const size_t *chosen, size_t k, const un
     const convsel_isa isa = convsel_get_isa();
     const double t_first = cli_now();
     for (size_t s = 0; s < k; s++) {
-        if (deadline > 0 && s >= CLI_POOL_MIN_SAMPLES && cli_now() + (cli_now() - t_first) / (double)s > deadline)
+        const double now = cli_now();
+        if (deadline > 0 && s >= CLI_POOL_MIN_SAMPLES && now + (now - t_first) / (double)s > deadline)
             break;
         const convsel_calibrate_candidate *cand = &c->items[chosen[s]];
         char desc[512];
