@@ -80,7 +80,8 @@ static void usage(FILE *out)
             "  --from-data FILE   calibrate from a dataset profiled on the target CPU; nothing is\n"
             "                     measured\n"
             "  --json             print {\"samples\", \"samples_asked\" (K; 0 with --from-data and no\n"
-            "                     --samples), \"samples_cut\" (by --total-time-s), \"method\", \"chosen_by_auto\",\n"
+            "                     --samples), \"samples_cut\" (by --total-time-s), \"method\",\n"
+            "                     \"chosen_by_auto\",\n"
             "                     \"method_by_default\", \"method_asked\", \"cv_rmse_log\", \"cv_regret_log\",\n"
             "                     \"seconds\", \"profile_seconds\", \"fit_seconds\", \"source_model\",\n"
             "                     \"model\", ..., \"networks_left_out\" (by --total-time-s, over the\n"
@@ -353,7 +354,7 @@ int cmd_calibrate(int argc, char **argv)
     double max_flops = 5e8, max_time_s = 0.3, reorder_time_s = 4.0, cold_time_s = 2.0, network_time_s = 6.0;
     double total_time_s = 50.0;
     size_t left_out = 0; /* pool networks the probes left out under total_time_s */
-    size_t profiled = 0; /* samples profiled; fewer than asked when total_time_s cut them */
+    int samples_cut = 0; /* total_time_s stopped profiling before the K samples */
     int json = 0, quiet = 0, if_needed = 0, method_given = 0;
     convsel_calibrate_params params;
     convsel_calibrate_params_default(&params);
@@ -508,6 +509,8 @@ int cmd_calibrate(int argc, char **argv)
     params.seed = seed;
 
     const double t_start = cli_now();
+    /* The in-network probes' budgets, which --total-time-s keeps for them. */
+    const double probes_s = reorder_time_s + cold_time_s + network_time_s;
     convsel_model *source = NULL, *calibrated = NULL;
     convsel_dataset *loaded = NULL, *target = NULL;
     convsel_dataset *source_data[MAX_POOL_PATHS] = {0};
@@ -672,14 +675,16 @@ int cmd_calibrate(int argc, char **argv)
          * retraining's least share (a fifth of it). */
         double deadline = 0.0;
         if (total_time_s > 0)
-            deadline = t_start + fmax(total_time_s * 4 / 5 - (reorder_time_s + cold_time_s + network_time_s), 0.0);
+            deadline = t_start + fmax(total_time_s * 4 / 5 - probes_s, 0.0);
         double t0 = cli_now();
+        size_t profiled = 0;
         rc = cli_pool_profile(&cands, chosen, (size_t)samples, selected, &timing, &cpu, deadline, quiet || json,
                               target, &profiled);
         profile_s = cli_now() - t0;
         if (rc != CLI_OK)
             goto done;
-        if (profiled < (size_t)samples && !quiet && !json)
+        samples_cut = profiled < (size_t)samples;
+        if (samples_cut && !quiet && !json)
             fprintf(stderr,
                     "convsel %s: note: profiled %zu of the %ld samples: the next would have run past profiling's "
                     "%.1f s share of --total-time-s (a larger --total-time-s, or 0, profiles them all)\n",
@@ -707,8 +712,7 @@ int cmd_calibrate(int argc, char **argv)
     if (params.method == CONVSEL_CALIBRATE_RETRAIN && total_time_s > 0) {
         /* Retraining (its table and its trees) gets what the bound leaves
          * after the probes' times, and never less than a fifth of it. */
-        double probes = from_data ? 0.0 : reorder_time_s + cold_time_s + network_time_s;
-        params.time_limit_s = fmax(total_time_s - (fit_t0 - t_start) - probes, total_time_s / 5);
+        params.time_limit_s = fmax(total_time_s - (fit_t0 - t_start) - (from_data ? 0.0 : probes_s), total_time_s / 5);
     }
     if (params.method == CONVSEL_CALIBRATE_RETRAIN) {
         if (!quiet && !json)
@@ -753,7 +757,7 @@ int cmd_calibrate(int argc, char **argv)
         double t0 = cli_now();
         struct probe p = {"reorders", selected, seed, &reorder_samples, NULL, NULL, &n_reorder_samples, &left_out};
         rc = probe_pool(&cands, threads, n_threads, reorder_time_s,
-                        probe_cap(t_start, total_time_s, reorder_time_s, reorder_time_s + cold_time_s + network_time_s),
+                        probe_cap(t_start, total_time_s, reorder_time_s, probes_s),
                         quiet || json, &p);
         if (rc == CLI_OK) {
             convsel_fingerprint cpu;
@@ -806,7 +810,7 @@ int cmd_calibrate(int argc, char **argv)
     convsel_model_calibration(calibrated, 0, &info);
     if (json) {
         printf("{\"samples\": %zu, \"samples_asked\": %ld, \"samples_cut\": %s, \"records\": %zu, \"method\": ",
-               info.samples, samples, !from_data && profiled < (size_t)samples ? "true" : "false", info.records);
+               info.samples, samples, samples_cut ? "true" : "false", info.records);
         json_string(convsel_calibrate_method_name(info.method));
         printf(", \"chosen_by_auto\": %s, \"method_by_default\": %s, \"method_asked\": ",
                info.auto_chosen ? "true" : "false", method_by_default ? "true" : "false");
