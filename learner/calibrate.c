@@ -910,15 +910,12 @@ convsel_calibrate_method convsel_calibrate_default_method(const convsel_dataset 
             machine_key k = record_machine(ds, r);
             if (machine_key_in(seen, n_seen, k))
                 continue;
-            if (n_seen == cap) {
-                size_t ncap = cap ? 2 * cap : 16;
-                machine_key *grown = realloc(seen, ncap * sizeof *grown);
-                if (!grown) {
-                    free(seen);
-                    return CONVSEL_CALIBRATE_RETRAIN; /* the former default */
-                }
-                seen = grown, cap = ncap;
+            machine_key *grown = convsel_grow(seen, n_seen, &cap, 16, sizeof *grown);
+            if (!grown) {
+                free(seen);
+                return CONVSEL_CALIBRATE_RETRAIN; /* the former default */
             }
+            seen = grown;
             seen[n_seen++] = k;
         }
     }

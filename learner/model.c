@@ -904,14 +904,9 @@ static int relay(int iteration, double train_rmse, double valid_rmse, int best_i
         if (j == &r->jobs[r->live]) {
             relay_deliver(r, &p);
         } else if (!r->stop) {
-            if (j->n_held == j->cap_held) {
-                size_t cap = j->cap_held ? 2 * j->cap_held : 64;
-                convsel_train_progress *held = realloc(j->held, cap * sizeof *held);
-                if (held) {
-                    j->held = held;
-                    j->cap_held = cap;
-                }
-            }
+            convsel_train_progress *held = convsel_grow(j->held, j->n_held, &j->cap_held, 64, sizeof *held);
+            if (held)
+                j->held = held;
             if (j->n_held < j->cap_held)
                 j->held[j->n_held++] = p;
             else

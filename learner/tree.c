@@ -233,14 +233,10 @@ static size_t partition(grower *gr, const split *s, size_t begin, size_t end)
 
 static int32_t node_add(grower *gr)
 {
-    if (gr->n_nodes == gr->cap_nodes) {
-        size_t cap = gr->cap_nodes ? 2 * gr->cap_nodes : 64;
-        convsel_node *nodes = realloc(gr->nodes, cap * sizeof *nodes);
-        if (!nodes)
-            return -1;
-        gr->nodes = nodes;
-        gr->cap_nodes = cap;
-    }
+    convsel_node *nodes = convsel_grow(gr->nodes, gr->n_nodes, &gr->cap_nodes, 64, sizeof *nodes);
+    if (!nodes)
+        return -1;
+    gr->nodes = nodes;
     gr->nodes[gr->n_nodes] = (convsel_node){.feature = -1, .left = -1, .right = -1};
     return (int32_t)gr->n_nodes++;
 }

@@ -118,14 +118,10 @@ static int fingerprint_equal(const convsel_fingerprint *a, const convsel_fingerp
 
 static convsel_status push_fingerprint(convsel_dataset *ds, const convsel_fingerprint *fp)
 {
-    if (ds->n_fingerprints == ds->fp_capacity) {
-        size_t cap = ds->fp_capacity ? 2 * ds->fp_capacity : 4;
-        convsel_fingerprint *fps = realloc(ds->fingerprints, cap * sizeof *fps);
-        if (!fps)
-            return convsel_error(CONVSEL_OUT_OF_MEMORY, "out of memory for fingerprints");
-        ds->fingerprints = fps;
-        ds->fp_capacity = cap;
-    }
+    convsel_fingerprint *fps = convsel_grow(ds->fingerprints, ds->n_fingerprints, &ds->fp_capacity, 4, sizeof *fps);
+    if (!fps)
+        return convsel_error(CONVSEL_OUT_OF_MEMORY, "out of memory for fingerprints");
+    ds->fingerprints = fps;
     ds->fingerprints[ds->n_fingerprints++] = *fp;
     return CONVSEL_OK;
 }
@@ -189,14 +185,10 @@ static int check_record(const convsel_record *r, size_t n_fingerprints, char *wh
 
 static convsel_status push_record(convsel_dataset *ds, const convsel_record *r)
 {
-    if (ds->count == ds->capacity) {
-        size_t cap = ds->capacity ? 2 * ds->capacity : 256;
-        convsel_record *records = realloc(ds->records, cap * sizeof *records);
-        if (!records)
-            return convsel_error(CONVSEL_OUT_OF_MEMORY, "out of memory for %zu records", cap);
-        ds->records = records;
-        ds->capacity = cap;
-    }
+    convsel_record *records = convsel_grow(ds->records, ds->count, &ds->capacity, 256, sizeof *records);
+    if (!records)
+        return convsel_error(CONVSEL_OUT_OF_MEMORY, "out of memory for %zu records", ds->count + 1);
+    ds->records = records;
     ds->records[ds->count++] = *r;
     return CONVSEL_OK;
 }

@@ -180,6 +180,14 @@ convsel_status convsel_probe_skeleton(const convsel_network *network, int thread
 convsel_status convsel_probe_run(const convsel_plan *plan, double max_time_s, uint64_t seed, convsel_runner **runner);
 /* qsort comparator of doubles, ascending. */
 int convsel_cmp_double(const void *a, const void *b);
+/* Room for element `count` of an array of elem_size bytes that doubles as it
+ * fills (first capacity `first`): the array, moved when it had to grow, with
+ * *cap updated; NULL when out of memory or the size overflows, the array and
+ * *cap then unchanged. Use:
+ *     T *grown = convsel_grow(a->items, a->n, &a->cap, 64, sizeof *grown);
+ *     if (!grown) return convsel_error(CONVSEL_OUT_OF_MEMORY, "...");
+ *     a->items = grown; a->items[a->n++] = item; */
+void *convsel_grow(void *array, size_t count, size_t *cap, size_t first, size_t elem_size);
 /* Bytes of memory the system could still give (/proc/meminfo's
  * MemAvailable), and this process's resident bytes; 0 when unknown. */
 size_t convsel_memory_available(void);

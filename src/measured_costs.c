@@ -77,14 +77,10 @@ static convsel_status measured_conv(void *ctx, const convsel_problem *problem, i
         if (mc->convs[i].threads == threads && strcmp(mc->convs[i].key, key) == 0)
             hit = &mc->convs[i];
     if (!hit) {
-        if (mc->n_convs == mc->cap_convs) {
-            size_t cap = mc->cap_convs ? 2 * mc->cap_convs : 32;
-            struct conv_entry *grown = realloc(mc->convs, cap * sizeof *grown);
-            if (!grown)
-                return convsel_error(CONVSEL_OUT_OF_MEMORY, "out of memory");
-            mc->convs = grown;
-            mc->cap_convs = cap;
-        }
+        struct conv_entry *grown = convsel_grow(mc->convs, mc->n_convs, &mc->cap_convs, 32, sizeof *grown);
+        if (!grown)
+            return convsel_error(CONVSEL_OUT_OF_MEMORY, "out of memory");
+        mc->convs = grown;
         convsel_measurement *results = calloc(convsel_primitive_count(), sizeof *results);
         if (!results)
             return convsel_error(CONVSEL_OUT_OF_MEMORY, "out of memory");
@@ -130,14 +126,10 @@ static convsel_status measured_reorder(void *ctx, int64_t mb, int64_t c, int64_t
             return CONVSEL_OK;
         }
     }
-    if (mc->n_reorders == mc->cap_reorders) {
-        size_t cap = mc->cap_reorders ? 2 * mc->cap_reorders : 64;
-        struct reorder_entry *grown = realloc(mc->reorders, cap * sizeof *grown);
-        if (!grown)
-            return convsel_error(CONVSEL_OUT_OF_MEMORY, "out of memory");
-        mc->reorders = grown;
-        mc->cap_reorders = cap;
-    }
+    struct reorder_entry *grown = convsel_grow(mc->reorders, mc->n_reorders, &mc->cap_reorders, 64, sizeof *grown);
+    if (!grown)
+        return convsel_error(CONVSEL_OUT_OF_MEMORY, "out of memory");
+    mc->reorders = grown;
     double t0 = convsel_now();
     size_t in_elems = convsel_layout_elems(from, mb, c, h, w), out_elems = convsel_layout_elems(to, mb, c, h, w);
     struct reorder_run run = {NULL, NULL, NULL};

@@ -27,14 +27,10 @@ static convsel_network *network_new(const char *name)
 
 static convsel_status network_push(convsel_network *net, const convsel_problem *p)
 {
-    if (net->count == net->capacity) {
-        size_t cap = net->capacity ? 2 * net->capacity : 16;
-        convsel_problem *layers = realloc(net->layers, cap * sizeof *layers);
-        if (!layers)
-            return convsel_error(CONVSEL_OUT_OF_MEMORY, "out of memory reading network");
-        net->layers = layers;
-        net->capacity = cap;
-    }
+    convsel_problem *layers = convsel_grow(net->layers, net->count, &net->capacity, 16, sizeof *layers);
+    if (!layers)
+        return convsel_error(CONVSEL_OUT_OF_MEMORY, "out of memory reading network");
+    net->layers = layers;
     net->layers[net->count++] = *p;
     return CONVSEL_OK;
 }

@@ -455,15 +455,12 @@ convsel_status convsel_plan_load(const char *path, convsel_plan **out)
                 goto done;
             if (!accept(&r, ']')) {
                 do {
-                    if (plan->n_layers == cap) {
-                        cap = cap ? cap * 2 : 64;
-                        convsel_plan_layer *grown = realloc(plan->layers, cap * sizeof *grown);
-                        if (!grown) {
-                            r.st = convsel_error(CONVSEL_OUT_OF_MEMORY, "out of memory");
-                            goto done;
-                        }
-                        plan->layers = grown;
+                    convsel_plan_layer *grown = convsel_grow(plan->layers, plan->n_layers, &cap, 64, sizeof *grown);
+                    if (!grown) {
+                        r.st = convsel_error(CONVSEL_OUT_OF_MEMORY, "out of memory");
+                        goto done;
                     }
+                    plan->layers = grown;
                     convsel_plan_layer *l = &plan->layers[plan->n_layers];
                     memset(l, 0, sizeof *l);
                     if (!read_layer(&r, l))

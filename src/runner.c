@@ -17,14 +17,10 @@ uint64_t convsel_runner_input_seed(uint64_t seed, size_t layer)
 
 static float *runner_buffer(convsel_runner *r, size_t elems)
 {
-    if (r->n_buffers == r->cap_buffers) {
-        size_t cap = r->cap_buffers ? 2 * r->cap_buffers : 32;
-        float **grown = realloc(r->buffers, cap * sizeof *grown);
-        if (!grown)
-            return NULL;
-        r->buffers = grown;
-        r->cap_buffers = cap;
-    }
+    float **grown = convsel_grow(r->buffers, r->n_buffers, &r->cap_buffers, 32, sizeof *grown);
+    if (!grown)
+        return NULL;
+    r->buffers = grown;
     /* Zeroed so the padded channels of blocked layouts start as zeros. */
     float *buf = convsel_alloc(elems * sizeof(float));
     if (buf) {
@@ -64,14 +60,10 @@ static convsel_status random_activation(convsel_runner *r, int64_t mb, int64_t c
 
 static convsel_status push_step(convsel_runner *r, size_t *cap, struct step step)
 {
-    if (r->n_steps == *cap) {
-        size_t grown_cap = *cap ? 2 * *cap : 64;
-        struct step *grown = realloc(r->steps, grown_cap * sizeof *grown);
-        if (!grown)
-            return convsel_error(CONVSEL_OUT_OF_MEMORY, "out of memory");
-        r->steps = grown;
-        *cap = grown_cap;
-    }
+    struct step *grown = convsel_grow(r->steps, r->n_steps, cap, 64, sizeof *grown);
+    if (!grown)
+        return convsel_error(CONVSEL_OUT_OF_MEMORY, "out of memory");
+    r->steps = grown;
     r->steps[r->n_steps++] = step;
     if (step.kind == STEP_REORDER)
         r->n_reorders++;

@@ -135,16 +135,12 @@ static int add_base(convsel_sampler *s, const convsel_problem *layer, convsel_st
             *st = convsel_error(CONVSEL_OUT_OF_MEMORY, "sampler: out of memory");
         return 0;
     }
-    if (s->n_bases == s->capacity) {
-        size_t cap = s->capacity ? 2 * s->capacity : 64;
-        convsel_problem *bases = realloc(s->bases, cap * sizeof *bases);
-        if (!bases) {
-            *st = convsel_error(CONVSEL_OUT_OF_MEMORY, "sampler: out of memory");
-            return 0;
-        }
-        s->bases = bases;
-        s->capacity = cap;
+    convsel_problem *bases = convsel_grow(s->bases, s->n_bases, &s->capacity, 64, sizeof *bases);
+    if (!bases) {
+        *st = convsel_error(CONVSEL_OUT_OF_MEMORY, "sampler: out of memory");
+        return 0;
     }
+    s->bases = bases;
     s->bases[s->n_bases++] = p;
     return 1;
 }

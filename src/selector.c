@@ -44,14 +44,10 @@ static const struct layout_entry *layout_lookup(const char *key)
 static void layout_store(const char *key, convsel_layout src, convsel_layout dst, size_t runs_as,
                          convsel_status status)
 {
-    if (layout_count == layout_capacity) {
-        size_t cap = layout_capacity ? 2 * layout_capacity : 64;
-        struct layout_entry *grown = realloc(layout_cache, cap * sizeof *grown);
-        if (!grown)
-            return; /* a cache miss next time, nothing worse */
-        layout_cache = grown;
-        layout_capacity = cap;
-    }
+    struct layout_entry *grown = convsel_grow(layout_cache, layout_count, &layout_capacity, 64, sizeof *grown);
+    if (!grown)
+        return; /* a cache miss next time, nothing worse */
+    layout_cache = grown;
     if (convsel_strmap_put(&layout_index, key, layout_count) != 1)
         return; /* out of memory, or another thread stored it first */
     layout_cache[layout_count++] = (struct layout_entry){src, dst, runs_as, status};

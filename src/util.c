@@ -26,6 +26,21 @@ void convsel_free(void *ptr)
     free(ptr);
 }
 
+void *convsel_grow(void *array, size_t count, size_t *cap, size_t first, size_t elem_size)
+{
+    if (count < *cap)
+        return array;
+    size_t want = *cap ? 2 * *cap : (first ? first : 1);
+    if (want <= count)
+        want = count + 1;
+    if (elem_size && want > SIZE_MAX / elem_size)
+        return NULL;
+    void *grown = realloc(array, want * elem_size);
+    if (grown)
+        *cap = want;
+    return grown;
+}
+
 int convsel_cmp_double(const void *a, const void *b)
 {
     double x = *(const double *)a, y = *(const double *)b;

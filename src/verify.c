@@ -65,14 +65,10 @@ static double alone_ms(convsel_statistic statistic, const convsel_measurement *m
 static convsel_status add_entry(struct verified_costs *vc, const convsel_problem *p, size_t group, size_t primitive,
                                 int anchor, int baseline, double ms, int runs)
 {
-    if (vc->n == vc->cap) {
-        size_t cap = vc->cap ? 2 * vc->cap : 32;
-        convsel_verify_candidate *grown = realloc(vc->entries, cap * sizeof *grown);
-        if (!grown)
-            return convsel_error(CONVSEL_OUT_OF_MEMORY, "out of memory");
-        vc->entries = grown;
-        vc->cap = cap;
-    }
+    convsel_verify_candidate *grown = convsel_grow(vc->entries, vc->n, &vc->cap, 32, sizeof *grown);
+    if (!grown)
+        return convsel_error(CONVSEL_OUT_OF_MEMORY, "out of memory");
+    vc->entries = grown;
     convsel_verify_candidate *e = &vc->entries[vc->n++];
     e->shape = *p;
     e->shape.name[0] = '\0';

@@ -684,6 +684,43 @@ static void test_env_double(void)
     unsetenv(name);
 }
 
+/* convsel_grow, behind every growing array of the library (the plan's
+ * layers, the selector's caches, the runner's steps): the first capacity,
+ * doubling, the contents kept, and a size that overflows refused with the
+ * array and its capacity untouched. */
+static void test_grow(void)
+{
+    int *a = NULL;
+    size_t n = 0, cap = 0;
+    for (int i = 0; i < 1000; i++) {
+        size_t before = cap;
+        int *grown = convsel_grow(a, n, &cap, 16, sizeof *grown);
+        CHECK(grown != NULL);
+        if (!grown)
+            break;
+        a = grown;
+        if (n < before)
+            CHECK_EQ(cap, before);
+        else
+            CHECK_EQ(cap, before ? 2 * before : 16);
+        a[n++] = 3 * i + 1;
+    }
+    CHECK_EQ(n, 1000);
+    CHECK_EQ(cap, 1024);
+    for (size_t i = 0; i < n; i++)
+        CHECK_MSG(a[i] == 3 * (int)i + 1, "element %zu lost", i);
+    size_t full = cap;
+    n = cap;
+    CHECK(convsel_grow(a, n, &cap, 16, SIZE_MAX / 1000) == NULL);
+    CHECK_EQ(cap, full);
+    CHECK(a[999] == 3 * 999 + 1);
+    size_t zero = 0;
+    void *first = convsel_grow(NULL, 0, &zero, 0, sizeof(double));
+    CHECK(first != NULL && zero == 1);
+    free(first);
+    free(a);
+}
+
 /* --check: the plan returned is the one the report names — the model's
  * plan, a verified plan (every choice among the top K), or onednn_auto on
  * every layer — and its end-to-end median is the smallest of those timed;
@@ -973,6 +1010,7 @@ int main(void)
     test_verified_choices(3);
     test_in_place_rounds();
     test_env_double();
+    test_grow();
     test_checked_plan();
     test_layout_queries();
     test_dp_against_brute_force();
