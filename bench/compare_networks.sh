@@ -50,11 +50,11 @@ for t in $threads; do
         fi
     done
 done
-python3 - "$jsonl" "$prefix" "$model" "$verify" "$check" <<'PY'
+setup=$(cpu_setup "$convsel")
+python3 - "$jsonl" "$prefix" "$model" "$verify" "$check" "$setup" <<'PY'
 import json, sys, datetime
 rows = [json.loads(l) for l in open(sys.argv[1]) if l.strip()]
-prefix, model, verify, check = sys.argv[2], sys.argv[3], int(sys.argv[4]), int(sys.argv[5])
-cpu = next((l.split(":", 1)[1].strip() for l in open("/proc/cpuinfo") if l.startswith("model name")), "?")
+prefix, model, verify, check, setup = sys.argv[2], sys.argv[3], int(sys.argv[4]), int(sys.argv[5]), sys.argv[6]
 keys = ["file", "network", "mb", "threads", "layers", "plan_ms", "onednn_auto_ms", "single_best_ms", "single_best",
         "oracle_ms", "select_ms", "oracle_profile_s", "speedup_vs_onednn_auto", "plan_vs_oracle", "model_id"]
 if verify:
@@ -73,7 +73,7 @@ def name(r):
 
 with open(prefix + ".md", "w") as f:
     f.write("# End to end: the model's plan against oneDNN alone and the oracle\n\n")
-    f.write(f"CPU: {cpu} (2 vCPUs); {datetime.date.today()}; model {model} (id {rows[0]['model_id'] if rows else '?'}).\n")
+    f.write(f"CPU: {setup}; 2 vCPUs; {datetime.date.today()}; model {model} (id {rows[0]['model_id'] if rows else '?'}).\n")
     f.write("Batch 1. Each row is one `convsel compare --json` run (`bash bench/compare_networks.sh"
             + (f" -v {verify}" if verify else "") + (" -c" if check else "") + "`): the networks (model plan, onednn_auto on every "
             "layer, the best single primitive on every layer, the oracle plan from exhaustive profiling"

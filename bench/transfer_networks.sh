@@ -95,7 +95,7 @@ for net in "$@"; do
     done
 done
 
-cpu="$(cpu_model), $(nproc) logical CPUs"
+cpu="$(cpu_setup "$convsel"), $(nproc) logical CPUs"
 python3 - "$jsonl" "$prefix.md" "$isa" "$threads" "$model" "$verify" "$cpu" "$check" <<'PY'
 import datetime, json, sys
 jsonl, md, isa, threads, model, verify, cpu, check = sys.argv[1:]
