@@ -835,10 +835,15 @@ typedef struct convsel_reorder_sample {
  * (two passes to warm up, then at least 5 and at most 50 passes or until
  * max_time_s) and appends to *samples (realloc'd; the caller frees it) the
  * median time of every reorder between connected layers, *n_samples counting
- * them. Returns OK, INVALID_ARGUMENT, OUT_OF_MEMORY or the error of building
+ * them. Then does the same on a copy of network with its sides divided by
+ * CONVSEL_REORDER_PROBE_SHRINK, so that small reorders are timed too (what a
+ * fixed cost per reorder is fitted from); its samples follow the network's,
+ * and a shrunk layer no allowed primitive computes only ends that part.
+ * Returns OK, INVALID_ARGUMENT, OUT_OF_MEMORY or the error of building
  * or running the plan (NOT_APPLICABLE naming a layer no allowed primitive
  * computes).
  */
+#define CONVSEL_REORDER_PROBE_SHRINK 8
 convsel_status convsel_reorder_probe(const convsel_network *network, int threads, const unsigned char *allowed,
                                      double max_time_s, uint64_t seed, convsel_reorder_sample **samples,
                                      size_t *n_samples);
@@ -1500,6 +1505,14 @@ typedef struct convsel_calibration_info {
     double reorder_by_threads[CONVSEL_REORDER_MODEL_THREADS];
     double reorder_fixed_ms[CONVSEL_REORDER_MODEL_THREADS];
     double reorder_loo_factor[CONVSEL_REORDER_MODEL_THREADS], reorder_loo_fixed[CONVSEL_REORDER_MODEL_THREADS];
+    /* Per thread slot: the layout pairs whose samples could fit a line of
+     * their own (6 or more, spanning 4:1 in MB or more), how many of them
+     * keep it (it replaces the scaled line), how many pairs never timed take
+     * the mean of those lines (only where most keep theirs), and the fittable pairs' leave-one-out RMS log
+     * error with the scaled lines and with their own (0: none could). */
+    int reorder_pairs_fittable[CONVSEL_REORDER_MODEL_THREADS], reorder_pairs_own[CONVSEL_REORDER_MODEL_THREADS];
+    int reorder_pairs_mean[CONVSEL_REORDER_MODEL_THREADS];
+    double reorder_loo_scaled[CONVSEL_REORDER_MODEL_THREADS], reorder_loo_own[CONVSEL_REORDER_MODEL_THREADS];
     /* Cold reads timed inside networks (convsel_model_calibrate_cold; 0:
      * none) and, per thread slot, the price fitted, ms per MB (0: the slot
      * was not measured; cold reads cost nothing in selection there). */
@@ -1524,9 +1537,15 @@ typedef struct convsel_calibration_info {
  * thread team's start) that lines fitted on fewer threads lack. Then the
  * slot's factor, the geometric mean of time / (line + offset) over the slot's
  * samples, and per layout pair the same over the pair's samples with three
- * samples' weight on the slot's mean. Selection for cpu then prices a
- * reorder as (line + offset) times that factor; slots without samples keep
- * the line. Refitting replaces what an earlier call fitted.
+ * samples' weight on the slot's mean. Last, a layout pair with 6 samples or
+ * more spanning 4:1 or more in MB moved fits a line of its own (time = a +
+ * b MB, least squares in relative error, a >= 0), kept when it predicts
+ * each of the pair's samples left out better than the pair's factor does;
+ * where most fittable pairs of a slot keep theirs, the pairs never timed
+ * there take their mean line. Selection for cpu then prices a reorder by
+ * its pair's own line where it has one, else as (line + offset) times the
+ * factor; slots without samples keep the line. Refitting replaces what an
+ * earlier call fitted.
  * Returns OK, INVALID_ARGUMENT (a sample that is no timed reorder) or
  * NOT_FOUND.
  */

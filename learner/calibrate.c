@@ -161,6 +161,16 @@ convsel_status convsel_model_calibration(const convsel_model *model, size_t i, c
         info->reorder_fixed_ms[t] = cal->reorder_by_threads[t] * cal->reorder_offset[t];
     memcpy(info->reorder_loo_factor, cal->reorder_loo_factor, sizeof info->reorder_loo_factor);
     memcpy(info->reorder_loo_fixed, cal->reorder_loo_offset, sizeof info->reorder_loo_fixed);
+    memcpy(info->reorder_loo_scaled, cal->reorder_loo_scaled, sizeof info->reorder_loo_scaled);
+    memcpy(info->reorder_loo_own, cal->reorder_loo_line, sizeof info->reorder_loo_own);
+    for (int t = 0; t < CONVSEL_REORDER_MODEL_THREADS; t++) {
+        info->reorder_pairs_fittable[t] = (int)cal->reorder_pairs_fittable[t];
+        info->reorder_pairs_own[t] = (int)cal->reorder_pairs_own[t];
+        for (int f = 0; f < CONVSEL_LAYOUT_COUNT; f++)
+            for (int g = 0; g < CONVSEL_LAYOUT_COUNT; g++)
+                info->reorder_pairs_mean[t] += cal->reorder_line_b[f][g][t] > 0;
+        info->reorder_pairs_mean[t] -= info->reorder_pairs_own[t];
+    }
     info->cold_samples = (size_t)cal->cold_samples;
     memcpy(info->cold_ms_per_mb, cal->cold_ms_per_mb, sizeof info->cold_ms_per_mb);
     info->network_samples = (size_t)cal->network_samples;

@@ -1,7 +1,7 @@
 /* Calibrating the model's reorder lines to reorders timed inside networks on
  * the new CPU (convsel_reorder_probe): per thread slot, a fixed cost the lines
- * may lack, and a factor per layout pair, kept with the calibration for that
- * CPU. */
+ * may lack, a factor per layout pair, and, where a pair's samples say so, a
+ * line of the pair's own, kept with the calibration for that CPU. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -19,6 +19,13 @@
  * lines of at least OFFSET_MIN_SPAN to one. */
 #define OFFSET_MIN_SAMPLES 6
 #define OFFSET_MIN_SPAN 2.0
+
+/* A layout pair's own line is fitted on this many samples or more, whose
+ * sizes span PAIR_LINE_MIN_SPAN to one or more in MB moved; a slope below
+ * PAIR_LINE_MIN_MS_PER_MB (500 GB/s) is no copy's and keeps the scaled line. */
+#define PAIR_LINE_MIN_SAMPLES 6
+#define PAIR_LINE_MIN_SPAN 4.0
+#define PAIR_LINE_MIN_MS_PER_MB 0.002
 
 static double clamp_scale(double log_scale)
 {
@@ -107,34 +114,124 @@ static double fit_offset(const double *x, const double *y, size_t n, double *loo
     return a / b;
 }
 
-/* The factor model's calibration for cpu puts on its reorder line for
- * (from, to, threads), and into *offset what it adds to the line first: 1
- * and 0 when it has none for cpu or measured none there. */
-static double calibration_reorder_scale(const convsel_model *model, const convsel_fingerprint *cpu,
-                                        convsel_layout from, convsel_layout to, int threads, double *offset)
-{
-    if (offset)
-        *offset = 0.0;
-    if (!model || !cpu || (int)from < 0 || from >= CONVSEL_LAYOUT_COUNT || (int)to < 0 || to >= CONVSEL_LAYOUT_COUNT)
-        return 1.0;
-    const convsel_calibration *cal = convsel_calibration_find(model, cpu);
-    if (!cal || cal->reorder_samples == 0)
-        return 1.0;
-    int t = convsel_reorder_thread_slot(threads);
-    double s = cal->reorder_scale[from][to][t];
-    if (offset && s > 0)
-        *offset = cal->reorder_offset[t];
-    return s > 0 ? s : 1.0;
-}
-
 double convsel_model_reorder_ms(const convsel_model *model, const convsel_fingerprint *cpu, int64_t mb, int64_t c,
                                 int64_t h, int64_t w, convsel_layout from, convsel_layout to, int threads)
 {
     double line = convsel_reorder_model_predict(model ? model->reorders : NULL, mb, c, h, w, from, to, threads);
-    if (!(line > 0))
+    if (!(line > 0) || !model || !cpu || (int)from < 0 || from >= CONVSEL_LAYOUT_COUNT || (int)to < 0 ||
+        to >= CONVSEL_LAYOUT_COUNT)
         return line;
-    double offset, scale = calibration_reorder_scale(model, cpu, from, to, threads, &offset);
-    return scale * (line + offset);
+    const convsel_calibration *cal = convsel_calibration_find(model, cpu);
+    if (!cal || cal->reorder_samples == 0)
+        return line;
+    int t = convsel_reorder_thread_slot(threads);
+    if (cal->reorder_line_b[from][to][t] > 0)
+        return cal->reorder_line_a[from][to][t] +
+               cal->reorder_line_b[from][to][t] * convsel_reorder_mbytes(mb, c, h, w, from, to);
+    double s = cal->reorder_scale[from][to][t];
+    return s > 0 ? s * (line + cal->reorder_offset[t]) : line;
+}
+
+/* The leave-one-out squared log errors of one layout pair's n samples (MB
+ * moved x, time y, log of time over its offset line r) with the pair's
+ * factor shrunk towards its slot's (slot_sum, slot_n: the slot's r) and
+ * with a line of the pair's own, into *se_scaled and *se_line. Returns 0
+ * when some sample left out leaves no line to fit. */
+static int pair_loo(const double *x, const double *y, const double *r, size_t n, double slot_sum, size_t slot_n,
+                    double *se_scaled, double *se_line)
+{
+    wls_sums all = {0};
+    double r_sum = 0.0;
+    for (size_t i = 0; i < n; i++) {
+        wls_add(&all, x[i], y[i], 1.0);
+        r_sum += r[i];
+    }
+    *se_scaled = *se_line = 0.0;
+    for (size_t i = 0; i < n; i++) {
+        double slot_mean = slot_n > 1 ? (slot_sum - r[i]) / (double)(slot_n - 1) : 0.0;
+        double scale = clamp_scale((r_sum - r[i] + PAIR_PRIOR_SAMPLES * slot_mean) /
+                                   ((double)(n - 1) + PAIR_PRIOR_SAMPLES));
+        double e = r[i] - log(scale);
+        *se_scaled += e * e;
+        wls_sums rest = all;
+        wls_add(&rest, x[i], y[i], -1.0);
+        double a, b;
+        if (!wls_solve(&rest, &a, &b))
+            return 0;
+        e = log(y[i] / (a + b * x[i]));
+        *se_line += e * e;
+    }
+    return 1;
+}
+
+/* Gives each layout pair of cal whose samples span sizes enough a line of
+ * its own where it predicts them, each left out, better than the pair's
+ * scaled line: a pair's reorders may have a fixed cost, or a slope, that
+ * the model's line (fitted on another CPU) lacks, which no factor mends.
+ * Where most of a slot's fittable pairs keep a line of their own, the pairs
+ * never timed there take the mean of those lines (a boundary layout no
+ * primitive reads, say, would otherwise keep the scaled line and look the
+ * cheapest to reorder into). xs, ys, rs: room for n doubles each. */
+static void fit_pair_lines(convsel_calibration *cal, const convsel_reorder_model *lines,
+                           const convsel_reorder_sample *samples, size_t n, const double *slot_sum,
+                           const size_t *slot_n, double *xs, double *ys, double *rs)
+{
+    enum { L = CONVSEL_LAYOUT_COUNT, T = CONVSEL_REORDER_MODEL_THREADS };
+    for (int t = 0; t < T; t++) {
+        double se_scaled = 0.0, se_line = 0.0, a_sum = 0.0, b_sum = 0.0;
+        size_t counted = 0, timed[L][L] = {{0}};
+        int own = 0;
+        for (int f = 0; f < L; f++)
+            for (int g = 0; g < L; g++) {
+                size_t m = 0;
+                double lo = 0.0, hi = 0.0;
+                for (size_t i = 0; f != g && i < n; i++) {
+                    const convsel_reorder_sample *s = &samples[i];
+                    if ((int)s->from != f || (int)s->to != g || convsel_reorder_thread_slot(s->threads) != t)
+                        continue;
+                    double line = convsel_reorder_model_predict(lines, s->mb, s->c, s->h, s->w, s->from, s->to,
+                                                                s->threads);
+                    if (!(line > 0))
+                        continue;
+                    xs[m] = convsel_reorder_mbytes(s->mb, s->c, s->h, s->w, s->from, s->to);
+                    ys[m] = s->ms;
+                    rs[m] = log(s->ms / (line + cal->reorder_offset[t]));
+                    lo = m == 0 ? xs[m] : fmin(lo, xs[m]);
+                    hi = m == 0 ? xs[m] : fmax(hi, xs[m]);
+                    m++;
+                }
+                timed[f][g] = m;
+                double pair_scaled, pair_line, a, b;
+                wls_sums all = {0};
+                if (m < PAIR_LINE_MIN_SAMPLES || !(hi >= PAIR_LINE_MIN_SPAN * lo) ||
+                    !pair_loo(xs, ys, rs, m, slot_sum[t], slot_n[t], &pair_scaled, &pair_line))
+                    continue;
+                cal->reorder_pairs_fittable[t] += 1.0;
+                se_scaled += pair_scaled;
+                se_line += pair_line;
+                counted += m;
+                for (size_t i = 0; i < m; i++)
+                    wls_add(&all, xs[i], ys[i], 1.0);
+                if (pair_line < pair_scaled && wls_solve(&all, &a, &b) && b >= PAIR_LINE_MIN_MS_PER_MB) {
+                    cal->reorder_line_a[f][g][t] = a;
+                    cal->reorder_line_b[f][g][t] = b;
+                    a_sum += a;
+                    b_sum += b;
+                    own++;
+                }
+            }
+        cal->reorder_pairs_own[t] = own;
+        for (int f = 0; 2 * own > (int)cal->reorder_pairs_fittable[t] && f < L; f++)
+            for (int g = 0; g < L; g++)
+                if (f != g && !timed[f][g]) {
+                    cal->reorder_line_a[f][g][t] = a_sum / own;
+                    cal->reorder_line_b[f][g][t] = b_sum / own;
+                }
+        if (counted) {
+            cal->reorder_loo_scaled[t] = sqrt(se_scaled / (double)counted);
+            cal->reorder_loo_line[t] = sqrt(se_line / (double)counted);
+        }
+    }
 }
 
 convsel_status convsel_model_calibrate_reorders(convsel_model *model, const convsel_fingerprint *cpu,
@@ -158,9 +255,11 @@ convsel_status convsel_model_calibrate_reorders(convsel_model *model, const conv
             return convsel_error(CONVSEL_INVALID_ARGUMENT, "reorder sample %zu is not a timed reorder", i + 1);
     }
     double *xs = n ? malloc(n * sizeof *xs) : NULL, *ys = n ? malloc(n * sizeof *ys) : NULL;
-    if (n && (!xs || !ys)) {
+    double *rs = n ? malloc(n * sizeof *rs) : NULL;
+    if (n && (!xs || !ys || !rs)) {
         free(xs);
         free(ys);
+        free(rs);
         return convsel_error(CONVSEL_OUT_OF_MEMORY, "out of memory calibrating reorders");
     }
     for (int t = 0; t < T; t++) {
@@ -176,8 +275,6 @@ convsel_status convsel_model_calibrate_reorders(convsel_model *model, const conv
         }
         offset[t] = fit_offset(xs, ys, m, &cal->reorder_loo_factor[t], &cal->reorder_loo_offset[t]);
     }
-    free(xs);
-    free(ys);
     for (size_t i = 0; i < n; i++) {
         const convsel_reorder_sample *s = &samples[i];
         double line = convsel_reorder_model_predict(model->reorders, s->mb, s->c, s->h, s->w, s->from, s->to,
@@ -211,6 +308,17 @@ convsel_status convsel_model_calibrate_reorders(convsel_model *model, const conv
                     cal->reorder_scale[f][g][t] = clamp_scale((pair_sum[f][g][t] + PAIR_PRIOR_SAMPLES * slot_mean) /
                                                               ((double)pair_n[f][g][t] + PAIR_PRIOR_SAMPLES));
     }
+    memset(cal->reorder_line_a, 0, sizeof cal->reorder_line_a);
+    memset(cal->reorder_line_b, 0, sizeof cal->reorder_line_b);
+    memset(cal->reorder_loo_scaled, 0, sizeof cal->reorder_loo_scaled);
+    memset(cal->reorder_loo_line, 0, sizeof cal->reorder_loo_line);
+    memset(cal->reorder_pairs_fittable, 0, sizeof cal->reorder_pairs_fittable);
+    memset(cal->reorder_pairs_own, 0, sizeof cal->reorder_pairs_own);
+    if (n)
+        fit_pair_lines(cal, model->reorders, samples, n, slot_sum, slot_n, xs, ys, rs);
+    free(xs);
+    free(ys);
+    free(rs);
     cal->reorder_samples = used;
     return CONVSEL_OK;
 }

@@ -85,6 +85,20 @@ typedef struct convsel_calibration {
     double reorder_offset[CONVSEL_REORDER_MODEL_THREADS];
     double reorder_loo_factor[CONVSEL_REORDER_MODEL_THREADS], reorder_loo_offset[CONVSEL_REORDER_MODEL_THREADS];
     double reorder_scale[CONVSEL_LAYOUT_COUNT][CONVSEL_LAYOUT_COUNT][CONVSEL_REORDER_MODEL_THREADS];
+    /* A layout pair's own line on cpu, where its samples spanned sizes
+     * enough to fit one and it predicted them, each left out, better than
+     * the scaled model line: reorder_line_a + reorder_line_b x MB moved
+     * replaces the scaled line (reorder_line_b 0: none). reorder_loo_scaled,
+     * reorder_loo_line: per thread slot, the leave-one-out RMS log error of
+     * the pairs that could fit a line, without and with their lines (0: none
+     * could); reorder_pairs_fittable, reorder_pairs_own: how many pairs
+     * could, and how many keep theirs (counts). Where most of a slot's
+     * fittable pairs keep their own, the pairs never timed there take the
+     * mean of those lines. */
+    double reorder_line_a[CONVSEL_LAYOUT_COUNT][CONVSEL_LAYOUT_COUNT][CONVSEL_REORDER_MODEL_THREADS];
+    double reorder_line_b[CONVSEL_LAYOUT_COUNT][CONVSEL_LAYOUT_COUNT][CONVSEL_REORDER_MODEL_THREADS];
+    double reorder_loo_scaled[CONVSEL_REORDER_MODEL_THREADS], reorder_loo_line[CONVSEL_REORDER_MODEL_THREADS];
+    double reorder_pairs_fittable[CONVSEL_REORDER_MODEL_THREADS], reorder_pairs_own[CONVSEL_REORDER_MODEL_THREADS];
     /* Cold reads inside networks on cpu (convsel_model_calibrate_cold):
      * ms per MB per thread slot, 0 where nothing was measured. */
     uint64_t cold_samples;

@@ -141,17 +141,29 @@ static int pack_doubles(msgpack_packer *pk, const double *v, size_t n)
 }
 
 /* A calibration's factors on the reorder lines (written only when it has
- * them), and its offsets with their leave-one-out errors (only when a slot
- * was fitted one: files from before offsets read the same). */
+ * them), its offsets with their leave-one-out errors (only when a slot
+ * was fitted one: files from before offsets read the same), and its pairs'
+ * own lines with theirs (only when some pair could fit one: files from
+ * before them read the same). */
 static int pack_calibration_reorders(msgpack_packer *pk, const convsel_calibration *cal)
 {
-    int fitted = 0;
-    for (int t = 0; t < CONVSEL_REORDER_MODEL_THREADS; t++)
+    int fitted = 0, own = 0;
+    for (int t = 0; t < CONVSEL_REORDER_MODEL_THREADS; t++) {
         fitted |= cal->reorder_loo_factor[t] > 0;
-    if (KEY("reorders") || msgpack_pack_map(pk, fitted ? 7 : 4) || pack_layouts(pk) || KEY("samples") ||
+        own |= cal->reorder_pairs_fittable[t] > 0;
+    }
+    if (KEY("reorders") || msgpack_pack_map(pk, 4 + (fitted ? 3 : 0) + (own ? 6 : 0)) || pack_layouts(pk) ||
+        KEY("samples") ||
         msgpack_pack_uint64(pk, cal->reorder_samples) || KEY("by_threads") ||
         pack_doubles(pk, cal->reorder_by_threads, CONVSEL_REORDER_MODEL_THREADS) || KEY("scale") ||
         pack_doubles(pk, &cal->reorder_scale[0][0][0], REORDER_CELLS))
+        return -1;
+    if (own && (KEY("line_a") || pack_doubles(pk, &cal->reorder_line_a[0][0][0], REORDER_CELLS) || KEY("line_b") ||
+                pack_doubles(pk, &cal->reorder_line_b[0][0][0], REORDER_CELLS) || KEY("pairs_fittable") ||
+                pack_doubles(pk, cal->reorder_pairs_fittable, CONVSEL_REORDER_MODEL_THREADS) || KEY("pairs_own") ||
+                pack_doubles(pk, cal->reorder_pairs_own, CONVSEL_REORDER_MODEL_THREADS) ||
+                KEY("loo_scaled") || pack_doubles(pk, cal->reorder_loo_scaled, CONVSEL_REORDER_MODEL_THREADS) ||
+                KEY("loo_line") || pack_doubles(pk, cal->reorder_loo_line, CONVSEL_REORDER_MODEL_THREADS)))
         return -1;
     return fitted && (KEY("offset") || pack_doubles(pk, cal->reorder_offset, CONVSEL_REORDER_MODEL_THREADS) ||
                       KEY("loo_factor") ||
@@ -1093,6 +1105,24 @@ static void parse_calibration_reorders(cursor *c, convsel_calibration *cal)
         } else if (str_is(k, len, "loo_offset") && !(seen & 64)) {
             parse_slots(c, cal->reorder_loo_offset, "calibration reorder loo_offset");
             seen |= 64;
+        } else if (str_is(k, len, "line_a") && !(seen & 128)) {
+            parse_cells(c, &cal->reorder_line_a[0][0][0], NULL, "calibration reorder line_a");
+            seen |= 128;
+        } else if (str_is(k, len, "line_b") && !(seen & 256)) {
+            parse_cells(c, &cal->reorder_line_b[0][0][0], NULL, "calibration reorder line_b");
+            seen |= 256;
+        } else if (str_is(k, len, "pairs_fittable") && !(seen & 512)) {
+            parse_slots(c, cal->reorder_pairs_fittable, "calibration reorder pairs_fittable");
+            seen |= 512;
+        } else if (str_is(k, len, "pairs_own") && !(seen & 4096)) {
+            parse_slots(c, cal->reorder_pairs_own, "calibration reorder pairs_own");
+            seen |= 4096;
+        } else if (str_is(k, len, "loo_scaled") && !(seen & 1024)) {
+            parse_slots(c, cal->reorder_loo_scaled, "calibration reorder loo_scaled");
+            seen |= 1024;
+        } else if (str_is(k, len, "loo_line") && !(seen & 2048)) {
+            parse_slots(c, cal->reorder_loo_line, "calibration reorder loo_line");
+            seen |= 2048;
         } else {
             skip(c);
         }
@@ -1103,10 +1133,20 @@ static void parse_calibration_reorders(cursor *c, convsel_calibration *cal)
         fail(c, CONVSEL_CORRUPT, "a calibration's reorders lack a field or samples");
     else if ((seen & 112) != 0 && (seen & 112) != 112)
         fail(c, CONVSEL_CORRUPT, "a calibration's reorder offset comes without its errors, or they without it");
+    else if ((seen & 8064) != 0 && (seen & 8064) != 8064)
+        fail(c, CONVSEL_CORRUPT, "a calibration's own reorder lines come without their errors, or they without them");
     const double *v = &cal->reorder_scale[0][0][0];
     for (size_t j = 0; j < REORDER_CELLS && c->status == CONVSEL_OK; j++)
         if (v[j] < 0)
             fail(c, CONVSEL_CORRUPT, "a negative reorder scale in a calibration");
+    const double *la = &cal->reorder_line_a[0][0][0], *lb = &cal->reorder_line_b[0][0][0];
+    for (size_t j = 0; j < REORDER_CELLS && c->status == CONVSEL_OK; j++)
+        if (la[j] < 0 || lb[j] < 0 || (la[j] > 0 && lb[j] == 0))
+            fail(c, CONVSEL_CORRUPT, "a negative reorder line, or a fixed cost without its slope, in a calibration");
+    for (size_t t = 0; t < CONVSEL_REORDER_MODEL_THREADS && c->status == CONVSEL_OK; t++)
+        if (cal->reorder_pairs_fittable[t] < 0 || cal->reorder_pairs_own[t] < 0 || cal->reorder_loo_scaled[t] < 0 ||
+            cal->reorder_loo_line[t] < 0)
+            fail(c, CONVSEL_CORRUPT, "a negative reorder line count or error in a calibration");
     for (size_t t = 0; t < CONVSEL_REORDER_MODEL_THREADS && c->status == CONVSEL_OK; t++)
         if (cal->reorder_by_threads[t] < 0)
             fail(c, CONVSEL_CORRUPT, "a negative reorder scale in a calibration");

@@ -167,8 +167,16 @@ int convsel_cache_instances(const int *apic, int n, const cpu_set_t *cpus, int s
 
 /* Monotonic time in seconds. */
 double convsel_now(void);
+/* The megabytes a reorder from one layout to another moves: it reads the
+ * source and writes the destination, padded channels included
+ * (reorder_model.c). */
+double convsel_reorder_mbytes(int64_t mb, int64_t c, int64_t h, int64_t w, convsel_layout from, convsel_layout to);
 /* The reorder cost model's slot for a thread count (reorder_model.c). */
 int convsel_reorder_thread_slot(int threads);
+/* A copy of network (named NAME/divisor) whose every layer has its sides
+ * divided by divisor, rounding up, so that layers that fed each other still
+ * do; a layer that no longer makes a valid convolution is left out. */
+convsel_status convsel_network_shrunk(const convsel_network *network, int64_t divisor, convsel_network **out);
 /* A plan over network that the probes (reorder_probe.c, cold_probe.c) fill
  * in: its layers in order, expanded and connected, each with some allowed
  * primitive (convsel_select under costs that are all equal). */

@@ -171,6 +171,39 @@ convsel_status convsel_network_from_desc(const char *desc, int64_t mb, convsel_n
     return CONVSEL_OK;
 }
 
+/* Declared in internal.h. */
+convsel_status convsel_network_shrunk(const convsel_network *network, int64_t divisor, convsel_network **out)
+{
+    if (!network || !out || divisor < 1)
+        return convsel_error(CONVSEL_INVALID_ARGUMENT, "convsel_network_shrunk: bad arguments");
+    *out = NULL;
+    char name[CONVSEL_NAME_MAX + 16];
+    snprintf(name, sizeof name, "%s/%lld", network->name, (long long)divisor);
+    convsel_network *net = network_new(name);
+    if (!net)
+        return convsel_error(CONVSEL_OUT_OF_MEMORY, "out of memory");
+    for (size_t i = 0; i < network->count; i++) {
+        convsel_problem p = network->layers[i];
+        /* Every side divided rounding up, so a layer that fed the next still
+         * does; what no longer makes a convolution is left out. */
+        p.ih = (p.ih + divisor - 1) / divisor;
+        p.iw = (p.iw + divisor - 1) / divisor;
+        p.oh = (p.oh + divisor - 1) / divisor;
+        p.ow = (p.ow + divisor - 1) / divisor;
+        if (convsel_problem_validate(&p) != CONVSEL_OK) {
+            convsel_error_clear();
+            continue;
+        }
+        convsel_status st = network_push(net, &p);
+        if (st != CONVSEL_OK) {
+            convsel_network_destroy(net);
+            return st;
+        }
+    }
+    *out = net;
+    return CONVSEL_OK;
+}
+
 void convsel_network_destroy(convsel_network *network)
 {
     if (!network)

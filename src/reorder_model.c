@@ -9,7 +9,7 @@
 
 /* The bytes a reorder moves: it reads the source layout and writes the
  * destination layout (padded channels included). */
-static double reorder_mb(int64_t mb, int64_t c, int64_t h, int64_t w, convsel_layout from, convsel_layout to)
+double convsel_reorder_mbytes(int64_t mb, int64_t c, int64_t h, int64_t w, convsel_layout from, convsel_layout to)
 {
     return (double)(convsel_layout_elems(from, mb, c, h, w) + convsel_layout_elems(to, mb, c, h, w)) *
            sizeof(float) / 1e6;
@@ -56,8 +56,8 @@ convsel_status convsel_reorder_model_fit(const convsel_dataset *const *sets, siz
                     continue;
                 const convsel_problem *p = &r->problem;
                 int dst_side = r->tensor == CONVSEL_TENSOR_DST;
-                double mbytes = dst_side ? reorder_mb(p->mb, p->oc, p->oh, p->ow, r->from, r->to)
-                                         : reorder_mb(p->mb, p->ic, p->ih, p->iw, r->from, r->to);
+                double mbytes = dst_side ? convsel_reorder_mbytes(p->mb, p->oc, p->oh, p->ow, r->from, r->to)
+                                         : convsel_reorder_mbytes(p->mb, p->ic, p->ih, p->iw, r->from, r->to);
                 size_t k = ((size_t)r->from * CONVSEL_LAYOUT_COUNT + (size_t)r->to) * CONVSEL_REORDER_MODEL_THREADS +
                            (size_t)convsel_reorder_thread_slot(r->threads);
                 if (pass == 1) {
@@ -119,7 +119,7 @@ double convsel_reorder_model_predict(const convsel_reorder_model *model, int64_t
 {
     if (from == to)
         return 0.0;
-    double mbytes = reorder_mb(mb, c, h, w, from, to);
+    double mbytes = convsel_reorder_mbytes(mb, c, h, w, from, to);
     int t = convsel_reorder_thread_slot(threads);
     if (model && (int)from >= 0 && from < CONVSEL_LAYOUT_COUNT && (int)to >= 0 && to < CONVSEL_LAYOUT_COUNT &&
         model->n_records[from][to][t] > 0)

@@ -70,7 +70,7 @@ expect_rc 2 calibrate --model "$tmp/source_model.msgpack" --samples 2 --reorder-
 "$convsel" --isa avx2 calibrate --model "$tmp/source_model.msgpack" --samples 2 --threads 1 --pool "$tmp/chain.txt" \
     --sampled 0 --max-time-s 0.02 --reorder-time-s 0.1 -o "$tmp/cal_chain.msgpack" \
     >"$tmp/out" 2>"$tmp/err" || fail "calibrate with a chain exited $?: $(cat "$tmp/err")"
-grep -Eq "^  [1-9][0-9]* reorders timed inside networks: the model's reorder prices x[0-9.]+ at 1 thread" "$tmp/out" ||
+grep -Eq "^  [1-9][0-9]* reorders timed inside networks: the model's reorder prices (\(line \+ [0-9.]+ ms\) )?x[0-9.]+ at 1 thread" "$tmp/out" ||
     fail "calibrate timed no reorders in a chain: $(cat "$tmp/out") $(cat "$tmp/err")"
 grep -q "reorders timed inside 1 network in" "$tmp/err" || fail "calibrate's reorder progress: $(cat "$tmp/err")"
 "$convsel" --isa avx2 calibrate --model "$tmp/source_model.msgpack" --samples 2 --threads 1 --pool "$tmp/chain.txt" \
@@ -78,6 +78,8 @@ grep -q "reorders timed inside 1 network in" "$tmp/err" || fail "calibrate's reo
     >"$tmp/out" 2>"$tmp/err" || fail "calibrate --reorder-time-s 0 exited $?: $(cat "$tmp/err")"
 grep -q '"reorder_samples": 0, "reorder_seconds": 0.000, "reorder_scale": {}' "$tmp/out" ||
     fail "calibrate --reorder-time-s 0 timed reorders: $(cat "$tmp/out")"
+grep -q '"reorder_pairs_own": {}, "reorder_pairs_loo_error": {}' "$tmp/out" ||
+    fail "calibrate --reorder-time-s 0 fitted reorder lines: $(cat "$tmp/out")"
 
 # --total-time-s: a later pool network the probe's time so far projects past the command's bound is
 # left out, with a note naming it; 0 is no bound; a negative bound is a usage error.

@@ -1362,6 +1362,139 @@ static void test_reorder_offset(const convsel_model *calibrated, const convsel_f
 }
 
 /*
+ * A layout pair's own reorder line: at 2 threads, nchw -> nChw16c timed at
+ * 0.004 ms + 0.03 ms/MB and nChw16c -> nchw at 0.003 + 0.02 (each sample
+ * off by +-2%), over sizes spanning 4:1 and more, against model lines of
+ * 0.01 + 0.1 ms/MB: both pairs keep a line of their own (it predicts the
+ * samples left out better than a factor on the model's line), which prices
+ * small and large reorders alike within 5%; the pairs never timed at 2
+ * threads take the mean of the two lines; 1 thread keeps the model's line.
+ * Five samples, or sizes within 4:1, fit no line of a pair's own; where only
+ * one of two fittable pairs keeps its own, the pairs never timed keep the
+ * scaled line. The lines survive a file round trip; a negative slope, and
+ * lines without their errors, are refused.
+ */
+static double mbytes(int64_t c, int64_t h, convsel_layout from, convsel_layout to)
+{
+    return (double)(convsel_layout_elems(from, 1, c, h, h) + convsel_layout_elems(to, 1, c, h, h)) * 4 / 1e6;
+}
+
+static void test_reorder_pair_lines(const convsel_model *calibrated, const convsel_fingerprint *cpu)
+{
+    const convsel_layout NCHW = CONVSEL_LAYOUT_NCHW, NHWC = CONVSEL_LAYOUT_NHWC, B16 = CONVSEL_LAYOUT_NCHW16C;
+    convsel_model *m = reread(calibrated, "pair lines");
+    const convsel_reorder_model *lines = set_uniform_lines(m, 0.01, 0.1);
+    convsel_reorder_sample s[16];
+    for (int i = 0; i < 16; i++) {
+        int forward = i < 8, k = i % 8;
+        s[i] = (convsel_reorder_sample){1, 16 << (k % 4), 2 << (k / 4) * 3, 2 << (k / 4) * 3, forward ? NCHW : B16,
+                                        forward ? B16 : NCHW, 2, 0.0};
+        double x = mbytes(s[i].c, s[i].h, s[i].from, s[i].to);
+        s[i].ms = (forward ? 0.004 + 0.03 * x : 0.003 + 0.02 * x) * (k % 2 ? 1.02 : 0.98);
+    }
+    CHECK_EQ(convsel_model_calibrate_reorders(m, cpu, s, 16), CONVSEL_OK);
+    convsel_calibration_info info;
+    CHECK_EQ(convsel_model_calibration(m, 0, &info), CONVSEL_OK);
+    CHECK_EQ(info.reorder_pairs_fittable[1], 2);
+    CHECK_EQ(info.reorder_pairs_own[1], 2);
+    CHECK_EQ(info.reorder_pairs_mean[1], CONVSEL_LAYOUT_COUNT * (CONVSEL_LAYOUT_COUNT - 1) - 2);
+    CHECK(info.reorder_loo_own[1] < 0.05 && info.reorder_loo_own[1] < info.reorder_loo_scaled[1]);
+    CHECK_EQ(info.reorder_pairs_fittable[0], 0);
+    const int64_t sizes[][2] = {{16, 2}, {256, 56}, {64, 14}};
+    for (size_t k = 0; k < sizeof sizes / sizeof sizes[0]; k++) {
+        int64_t c = sizes[k][0], h = sizes[k][1];
+        double x = mbytes(c, h, NCHW, B16), got = convsel_model_reorder_ms(m, cpu, 1, c, h, h, NCHW, B16, 2);
+        CHECK_MSG(fabs(got / (0.004 + 0.03 * x) - 1) < 0.05, "nchw -> nChw16c %lldx%lld: %.6f ms", (long long)c,
+                  (long long)h, got);
+        got = convsel_model_reorder_ms(m, cpu, 1, c, h, h, B16, NCHW, 2);
+        CHECK_MSG(fabs(got / (0.003 + 0.02 * x) - 1) < 0.05, "nChw16c -> nchw %lldx%lld: %.6f ms", (long long)c,
+                  (long long)h, got);
+        /* Never timed: the mean of the two. */
+        double y = mbytes(c, h, NHWC, NCHW);
+        got = convsel_model_reorder_ms(m, cpu, 1, c, h, h, NHWC, NCHW, 2);
+        CHECK_MSG(fabs(got / (0.0035 + 0.025 * y) - 1) < 0.05, "nhwc -> nchw %lldx%lld: %.6f ms", (long long)c,
+                  (long long)h, got);
+        /* 1 thread was not timed: the model's line. */
+        CHECK_NEAR(convsel_model_reorder_ms(m, cpu, 1, c, h, h, NCHW, B16, 1),
+                   convsel_reorder_model_predict(lines, 1, c, h, h, NCHW, B16, 1), 1e-12);
+    }
+    /* The selector prices the same. */
+    convsel_model_costs mc = {.model = m, .cpu = *cpu};
+    convsel_cost_source costs = convsel_model_costs_source(&mc);
+    double ms;
+    CHECK_EQ(costs.reorder_ms(costs.ctx, 1, 16, 2, 2, NCHW, B16, 2, &ms), CONVSEL_OK);
+    CHECK_NEAR(ms, convsel_model_reorder_ms(m, cpu, 1, 16, 2, 2, NCHW, B16, 2), 1e-12);
+
+    /* The round trip keeps the lines. */
+    convsel_model *back = reread(m, "pair lines round trip");
+    CHECK_NEAR(convsel_model_reorder_ms(back, cpu, 1, 16, 2, 2, NCHW, B16, 2), ms, 1e-12);
+    CHECK_EQ(convsel_model_calibration(back, 0, &info), CONVSEL_OK);
+    CHECK_EQ(info.reorder_pairs_own[1], 2);
+    convsel_model_destroy(back);
+    /* A negative slope (nchw -> nChw16c at 2 threads) is refused. */
+    check_negative_refused(m, NULL, "line_b",
+                           ((size_t)NCHW * CONVSEL_LAYOUT_COUNT + B16) * CONVSEL_REORDER_MODEL_THREADS + 1,
+                           "negative reorder line");
+    /* Lines whose errors are missing (a key renamed) are corrupt. */
+    uint8_t *data;
+    size_t size;
+    CHECK_EQ(convsel_model_serialize(m, &data, &size), CONVSEL_OK);
+    int renamed = 0;
+    for (size_t i = 0; i + 8 <= size; i++)
+        if (memcmp(data + i, "loo_line", 8) == 0) {
+            data[i + 7] = 'x';
+            renamed++;
+        }
+    CHECK_EQ(renamed, 1);
+    CHECK_EQ(convsel_model_parse(data, size, "lines alone", &back), CONVSEL_CORRUPT);
+    CHECK_MSG(strstr(convsel_last_error(), "own reorder lines") != NULL, "%s", convsel_last_error());
+    free(data);
+
+    /* Five samples of a pair, or eight within 4:1, fit none. */
+    CHECK_EQ(convsel_model_calibrate_reorders(m, cpu, s, 5), CONVSEL_OK);
+    CHECK_EQ(convsel_model_calibration(m, 0, &info), CONVSEL_OK);
+    CHECK_EQ(info.reorder_pairs_fittable[1], 0);
+    CHECK_EQ(info.reorder_pairs_mean[1], 0);
+    double line = convsel_reorder_model_predict(lines, 1, 16, 2, 2, NCHW, B16, 2);
+    CHECK_NEAR(convsel_model_reorder_ms(m, cpu, 1, 16, 2, 2, NCHW, B16, 2),
+               info.reorder_by_threads[1] * line, 1e-9 * (1 + line));
+    convsel_reorder_sample narrow[8];
+    for (int i = 0; i < 8; i++) {
+        narrow[i] = s[0];
+        narrow[i].c = 64 + 16 * i;
+        narrow[i].ms = (0.004 + 0.03 * mbytes(narrow[i].c, narrow[i].h, NCHW, B16)) * (i % 2 ? 1.02 : 0.98);
+    }
+    CHECK_EQ(convsel_model_calibrate_reorders(m, cpu, narrow, 8), CONVSEL_OK);
+    CHECK_EQ(convsel_model_calibration(m, 0, &info), CONVSEL_OK);
+    CHECK_EQ(info.reorder_pairs_fittable[1], 0);
+
+    /* nChw16c -> nchw and nhwc -> nChw16c at half the model's line, off by
+     * x1.3 and /1.3 in turn: a factor predicts them, each left out, better
+     * than a line of their own, so only one of the three fittable pairs
+     * keeps its own, and the pairs never timed keep the scaled line. */
+    convsel_reorder_sample three[24];
+    for (int i = 0; i < 24; i++) {
+        three[i] = s[i % 16];
+        if (i >= 16)
+            three[i].from = NHWC, three[i].to = B16;
+        if (i >= 8) {
+            double l = convsel_reorder_model_predict(lines, 1, three[i].c, three[i].h, three[i].w, three[i].from,
+                                                     three[i].to, 2);
+            three[i].ms = 0.5 * l * ((i + i / 2) % 2 ? 1.3 : 1 / 1.3);
+        }
+    }
+    CHECK_EQ(convsel_model_calibrate_reorders(m, cpu, three, 24), CONVSEL_OK);
+    CHECK_EQ(convsel_model_calibration(m, 0, &info), CONVSEL_OK);
+    CHECK_EQ(info.reorder_pairs_fittable[1], 3);
+    CHECK_EQ(info.reorder_pairs_own[1], 1);
+    CHECK_EQ(info.reorder_pairs_mean[1], 0);
+    line = convsel_reorder_model_predict(lines, 1, 64, 14, 14, NHWC, NCHW, 2);
+    CHECK_NEAR(convsel_model_reorder_ms(m, cpu, 1, 64, 14, 14, NHWC, NCHW, 2), info.reorder_by_threads[1] * line,
+               1e-9 * (1 + line));
+    convsel_model_destroy(m);
+}
+
+/*
  * Cold reads priced from samples timed inside networks: per thread slot the
  * samples' excess over their megabytes, clamped to [0, 1] ms/MB; charged by
  * the bytes of the input in the layout asked (a 3-channel image costs 16/3
@@ -1672,6 +1805,7 @@ int main(void)
     test_parse_damaged(both);
     convsel_model *with_reorders = test_reorder_scale(both, &cpu);
     test_reorder_offset(both, &cpu);
+    test_reorder_pair_lines(both, &cpu);
     test_parse_damaged(with_reorders);
     convsel_model *with_cold = test_cold_price(with_reorders, &cpu);
     test_parse_damaged(with_cold);

@@ -345,10 +345,49 @@ static void test_shared_runners(void)
 }
 
 /*
+ * convsel_network_shrunk: every layer's sides divided by the divisor,
+ * rounding up, the rest as it was; a layer that fed the next still does;
+ * every layer kept is a valid convolution; a divisor of 1 copies the
+ * network; bad arguments are refused.
+ */
+static void test_network_shrunk(void)
+{
+    for (size_t t = 0; t < CONVSEL_ARRAY_SIZE(networks); t++) {
+        convsel_network *net = network_from_text(networks[t]), *small = NULL, *same = NULL;
+        CHECK(net != NULL);
+        if (!net)
+            continue;
+        CHECK_EQ(convsel_network_shrunk(net, 8, &small), CONVSEL_OK);
+        CHECK_EQ(convsel_network_shrunk(net, 1, &same), CONVSEL_OK);
+        CHECK_EQ(convsel_network_size(same), convsel_network_size(net));
+        CHECK_EQ(convsel_network_size(small), convsel_network_size(net)); /* every test layer shrinks validly */
+        for (size_t i = 0; small && i < convsel_network_size(small); i++) {
+            const convsel_problem *p = convsel_network_layer(net, i), *q = convsel_network_layer(small, i);
+            CHECK(convsel_problem_same_shape(p, convsel_network_layer(same, i)));
+            CHECK_EQ(convsel_problem_validate(q), CONVSEL_OK);
+            CHECK(q->ih == (p->ih + 7) / 8 && q->iw == (p->iw + 7) / 8 && q->oh == (p->oh + 7) / 8 &&
+                  q->ow == (p->ow + 7) / 8);
+            CHECK(q->ic == p->ic && q->oc == p->oc && q->g == p->g && q->mb == p->mb && q->kh == p->kh &&
+                  q->sh == p->sh && q->ph == p->ph && q->dh == p->dh && q->repeat == p->repeat);
+            CHECK(strcmp(q->name, p->name) == 0);
+            if (i > 0 && convsel_problem_feeds(convsel_network_layer(net, i - 1), p))
+                CHECK(convsel_problem_feeds(convsel_network_layer(small, i - 1), q));
+        }
+        convsel_network_destroy(small);
+        convsel_network_destroy(same);
+        CHECK_EQ(convsel_network_shrunk(net, 0, &small), CONVSEL_INVALID_ARGUMENT);
+        CHECK_EQ(convsel_network_shrunk(NULL, 8, &small), CONVSEL_INVALID_ARGUMENT);
+        convsel_network_destroy(net);
+    }
+}
+
+/*
  * convsel_reorder_probe: on every test network, each reorder it reports is
- * a real change of layout of an activation some layer reads, timed; across
- * the networks it finds several layout pairs. A catalogue of one layout
- * gives no reorders, an empty one an error naming the layer.
+ * a real change of layout of an activation some layer of the network, or of
+ * its copy shrunk by CONVSEL_REORDER_PROBE_SHRINK, reads, timed; across the
+ * networks it finds several layout pairs. In a chain of eight, six reorders
+ * at the network's size, then six at the shrunk copy's. A catalogue of one
+ * layout gives no reorders, an empty one an error naming the layer.
  */
 /* Per catalogue index, every primitive but the reference (the caller frees it). */
 static unsigned char *all_but_reference(void)
@@ -371,14 +410,18 @@ static void test_reorder_probe(void)
         CHECK(net != NULL);
         if (!net)
             continue;
+        convsel_network *small = NULL;
+        CHECK_EQ(convsel_network_shrunk(net, CONVSEL_REORDER_PROBE_SHRINK, &small), CONVSEL_OK);
         convsel_reorder_sample *s = NULL;
         size_t n = 0;
         CHECK_EQ(convsel_reorder_probe(net, 1, allowed, 0.01, 3, &s, &n), CONVSEL_OK);
         for (size_t i = 0; i < n; i++) {
             CHECK(s[i].from != s[i].to && s[i].threads == 1 && s[i].ms > 0 && isfinite(s[i].ms));
             int read = 0;
-            for (size_t l = 0; l < convsel_network_size(net); l++) {
-                const convsel_problem *p = convsel_network_layer(net, l);
+            for (size_t l = 0; l < convsel_network_size(net) + convsel_network_size(small); l++) {
+                const convsel_problem *p = l < convsel_network_size(net)
+                                               ? convsel_network_layer(net, l)
+                                               : convsel_network_layer(small, l - convsel_network_size(net));
                 read |= p->mb == s[i].mb && p->ic == s[i].c && p->ih == s[i].h && p->iw == s[i].w;
             }
             CHECK_MSG(read, "network %zu: a reorder of %lldx%lldx%lldx%lld, which no layer reads", t,
@@ -393,6 +436,7 @@ static void test_reorder_probe(void)
         for (size_t i = first; i < n; i++)
             CHECK(s[i].threads == 2);
         free(s);
+        convsel_network_destroy(small);
         convsel_network_destroy(net);
     }
     size_t distinct = 0;
@@ -411,9 +455,11 @@ static void test_reorder_probe(void)
     convsel_reorder_sample *s = NULL;
     size_t n = 0;
     CHECK_EQ(convsel_reorder_probe(net, 1, allowed, 0.01, 5, &s, &n), CONVSEL_OK);
-    CHECK_MSG(n == 6, "%zu reorders timed in a chain of eight", n);
-    for (size_t i = 0; i < n; i++)
-        CHECK(s[i].c == 16 && s[i].h == 12 && s[i].w == 12 && s[i].from != s[i].to && s[i].ms > 0);
+    CHECK_MSG(n == 12, "%zu reorders timed in a chain of eight and its shrunk copy", n);
+    for (size_t i = 0; i < n; i++) {
+        int64_t side = i < 6 ? 12 : 2;
+        CHECK(s[i].c == 16 && s[i].h == side && s[i].w == side && s[i].from != s[i].to && s[i].ms > 0);
+    }
     free(s);
     s = NULL;
     n = 0;
@@ -631,6 +677,7 @@ int main(void)
     test_plans_compute_the_network();
     test_check_catches();
     test_shared_runners();
+    test_network_shrunk();
     test_reorder_probe();
     test_cold_probe();
     test_conv_probe();

@@ -839,6 +839,15 @@ int cmd_calibrate(int argc, char **argv)
         json_slots(info.reorder_fixed_ms, NULL);
         printf(", \"reorder_loo_error\": ");
         json_slots(info.reorder_loo_fixed, info.reorder_loo_factor);
+        double fittable[CONVSEL_REORDER_MODEL_THREADS], own[CONVSEL_REORDER_MODEL_THREADS];
+        for (int t = 0; t < CONVSEL_REORDER_MODEL_THREADS; t++) {
+            fittable[t] = info.reorder_pairs_fittable[t];
+            own[t] = info.reorder_pairs_own[t];
+        }
+        printf(", \"reorder_pairs_own\": ");
+        json_slots(fittable, own);
+        printf(", \"reorder_pairs_loo_error\": ");
+        json_slots(info.reorder_loo_scaled, info.reorder_loo_own);
         printf(", \"cold_samples\": %zu, \"cold_seconds\": %.3f, \"cold_ms_per_mb\": ", info.cold_samples, cold_s);
         json_slots(info.cold_ms_per_mb, NULL);
         printf(", \"network_samples\": %zu, \"network_seconds\": %.3f, \"network_ms_per_mb\": ",
@@ -893,6 +902,18 @@ int cmd_calibrate(int argc, char **argv)
                     printf(": %s (samples left out, RMS log error: %.0f%% with a factor alone, %.0f%% with it)\n",
                            info.reorder_fixed_ms[t] > 0 ? "kept" : "not kept", 100 * info.reorder_loo_factor[t],
                            100 * info.reorder_loo_fixed[t]);
+                }
+            for (int t = 0; t < CONVSEL_REORDER_MODEL_THREADS; t++)
+                if (info.reorder_pairs_fittable[t] > 0) {
+                    printf("    layout pairs priced by a line of their own");
+                    text_slot(t);
+                    printf(": %d of the %d that could fit one (samples left out, RMS log error: %.0f%% scaled, "
+                           "%.0f%% own)",
+                           info.reorder_pairs_own[t], info.reorder_pairs_fittable[t], 100 * info.reorder_loo_scaled[t],
+                           100 * info.reorder_loo_own[t]);
+                    if (info.reorder_pairs_mean[t] > 0)
+                        printf("; %d pairs never timed take their mean", info.reorder_pairs_mean[t]);
+                    putchar('\n');
                 }
         }
         if (info.cold_samples) {
