@@ -67,6 +67,19 @@ static int wls_solve(const wls_sums *s, double *a, double *b)
     return *b > 0.0 && isfinite(*a) && isfinite(*b);
 }
 
+/* The log error of the line fitted on all's samples less (x, y) at x, into
+ * *e. Returns 0 when those fit no line. */
+static int wls_left_out_error(const wls_sums *all, double x, double y, double *e)
+{
+    wls_sums rest = *all;
+    wls_add(&rest, x, y, -1.0);
+    double a, b;
+    if (!wls_solve(&rest, &a, &b))
+        return 0;
+    *e = log(y / (a + b * x));
+    return 1;
+}
+
 /* One thread slot's fixed cost, in units of its lines: times y_i of reorders
  * whose lines are x_i taken as b (x + offset) rather than b x. Many threads
  * pay a team's start and end on every reorder, which lines fitted on one or
@@ -94,12 +107,8 @@ static double fit_offset(const double *x, const double *y, size_t n, double *loo
         double scale = exp((log_sum - log(y[i] / x[i])) / (double)(n - 1));
         double e = log(y[i] / (scale * x[i]));
         se_factor += e * e;
-        wls_sums rest = all;
-        wls_add(&rest, x[i], y[i], -1.0);
-        double a, b;
-        if (!wls_solve(&rest, &a, &b))
+        if (!wls_left_out_error(&all, x[i], y[i], &e))
             return 0.0;
-        e = log(y[i] / (a + b * x[i]));
         se_offset += e * e;
     }
     *loo_factor = sqrt(se_factor / (double)n);
@@ -153,12 +162,8 @@ static int pair_loo(const double *x, const double *y, const double *r, size_t n,
                                    ((double)(n - 1) + PAIR_PRIOR_SAMPLES));
         double e = r[i] - log(scale);
         *se_scaled += e * e;
-        wls_sums rest = all;
-        wls_add(&rest, x[i], y[i], -1.0);
-        double a, b;
-        if (!wls_solve(&rest, &a, &b))
+        if (!wls_left_out_error(&all, x[i], y[i], &e))
             return 0;
-        e = log(y[i] / (a + b * x[i]));
         *se_line += e * e;
     }
     return 1;

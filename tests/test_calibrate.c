@@ -1267,6 +1267,27 @@ static convsel_model *test_reorder_scale(const convsel_model *calibrated, const 
     return m;
 }
 
+/* model written with key (which must occur once) renamed, so that a reader
+ * skips it, is CORRUPT with an error naming why. */
+static void check_key_renamed_refused(const convsel_model *model, const char *key, const char *why)
+{
+    uint8_t *data;
+    size_t size, len = strlen(key);
+    CHECK_EQ(convsel_model_serialize(model, &data, &size), CONVSEL_OK);
+    int renamed = 0;
+    for (size_t i = 0; i + len <= size; i++)
+        if (memcmp(data + i, key, len) == 0) {
+            data[i + len - 1] = 'x';
+            renamed++;
+        }
+    CHECK_EQ(renamed, 1);
+    convsel_model *back = NULL;
+    CHECK_EQ(convsel_model_parse(data, size, key, &back), CONVSEL_CORRUPT);
+    CHECK(back == NULL);
+    CHECK_MSG(strstr(convsel_last_error(), why) != NULL, "%s", convsel_last_error());
+    free(data);
+}
+
 /*
  * A fixed cost per reorder, fitted per thread slot: reorders timed at 16
  * threads at 1.5 x (line + 0.05 ms), over lines that span 2:1 and more, give
@@ -1318,19 +1339,7 @@ static void test_reorder_offset(const convsel_model *calibrated, const convsel_f
     test_parse_damaged(m);
 
     /* An offset whose errors are missing (their key renamed) is corrupt. */
-    uint8_t *data;
-    size_t size;
-    CHECK_EQ(convsel_model_serialize(m, &data, &size), CONVSEL_OK);
-    int renamed = 0;
-    for (size_t i = 0; i + 10 <= size; i++)
-        if (memcmp(data + i, "loo_offset", 10) == 0) {
-            data[i + 9] = 'x';
-            renamed++;
-        }
-    CHECK_EQ(renamed, 1);
-    CHECK_EQ(convsel_model_parse(data, size, "offset alone", &back), CONVSEL_CORRUPT);
-    CHECK_MSG(strstr(convsel_last_error(), "offset") != NULL, "%s", convsel_last_error());
-    free(data);
+    check_key_renamed_refused(m, "loo_offset", "offset");
 
     /* Five samples, or six within 2:1, fit no offset: the factor alone. */
     CHECK_EQ(convsel_model_calibrate_reorders(m, cpu, s, 5), CONVSEL_OK);
@@ -1436,19 +1445,7 @@ static void test_reorder_pair_lines(const convsel_model *calibrated, const convs
                            ((size_t)NCHW * CONVSEL_LAYOUT_COUNT + B16) * CONVSEL_REORDER_MODEL_THREADS + 1,
                            "negative reorder line");
     /* Lines whose errors are missing (a key renamed) are corrupt. */
-    uint8_t *data;
-    size_t size;
-    CHECK_EQ(convsel_model_serialize(m, &data, &size), CONVSEL_OK);
-    int renamed = 0;
-    for (size_t i = 0; i + 8 <= size; i++)
-        if (memcmp(data + i, "loo_line", 8) == 0) {
-            data[i + 7] = 'x';
-            renamed++;
-        }
-    CHECK_EQ(renamed, 1);
-    CHECK_EQ(convsel_model_parse(data, size, "lines alone", &back), CONVSEL_CORRUPT);
-    CHECK_MSG(strstr(convsel_last_error(), "own reorder lines") != NULL, "%s", convsel_last_error());
-    free(data);
+    check_key_renamed_refused(m, "loo_line", "own reorder lines");
 
     /* Five samples of a pair, or eight within 4:1, fit none. */
     CHECK_EQ(convsel_model_calibrate_reorders(m, cpu, s, 5), CONVSEL_OK);
