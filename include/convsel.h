@@ -1508,8 +1508,9 @@ typedef struct convsel_calibration_info {
     /* Per thread slot: the layout pairs whose samples could fit a line of
      * their own (6 or more, spanning 4:1 in MB or more), how many of them
      * keep it (it replaces the scaled line), how many pairs never timed take
-     * the mean of those lines (only where most keep theirs), and the fittable pairs' leave-one-out RMS log
-     * error with the scaled lines and with their own (0: none could). */
+     * the mean of those lines (only where most keep theirs), and the
+     * fittable pairs' leave-one-out RMS log error with the scaled lines and
+     * with their own (0: none could). */
     int reorder_pairs_fittable[CONVSEL_REORDER_MODEL_THREADS], reorder_pairs_own[CONVSEL_REORDER_MODEL_THREADS];
     int reorder_pairs_mean[CONVSEL_REORDER_MODEL_THREADS];
     double reorder_loo_scaled[CONVSEL_REORDER_MODEL_THREADS], reorder_loo_own[CONVSEL_REORDER_MODEL_THREADS];

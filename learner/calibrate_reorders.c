@@ -142,19 +142,14 @@ double convsel_model_reorder_ms(const convsel_model *model, const convsel_finger
 }
 
 /* The leave-one-out squared log errors of one layout pair's n samples (MB
- * moved x, time y, log of time over its offset line r) with the pair's
- * factor shrunk towards its slot's (slot_sum, slot_n: the slot's r) and
- * with a line of the pair's own, into *se_scaled and *se_line. Returns 0
- * when some sample left out leaves no line to fit. */
-static int pair_loo(const double *x, const double *y, const double *r, size_t n, double slot_sum, size_t slot_n,
-                    double *se_scaled, double *se_line)
+ * moved x, time y, log of time over its offset line r; all: their sums,
+ * r_sum: the sum of r) with the pair's factor shrunk towards its slot's
+ * (slot_sum, slot_n: the slot's r) and with a line of the pair's own, into
+ * *se_scaled and *se_line. Returns 0 when some sample left out leaves no
+ * line to fit. */
+static int pair_loo(const double *x, const double *y, const double *r, size_t n, const wls_sums *all, double r_sum,
+                    double slot_sum, size_t slot_n, double *se_scaled, double *se_line)
 {
-    wls_sums all = {0};
-    double r_sum = 0.0;
-    for (size_t i = 0; i < n; i++) {
-        wls_add(&all, x[i], y[i], 1.0);
-        r_sum += r[i];
-    }
     *se_scaled = *se_line = 0.0;
     for (size_t i = 0; i < n; i++) {
         double slot_mean = slot_n > 1 ? (slot_sum - r[i]) / (double)(slot_n - 1) : 0.0;
@@ -162,7 +157,7 @@ static int pair_loo(const double *x, const double *y, const double *r, size_t n,
                                    ((double)(n - 1) + PAIR_PRIOR_SAMPLES));
         double e = r[i] - log(scale);
         *se_scaled += e * e;
-        if (!wls_left_out_error(&all, x[i], y[i], &e))
+        if (!wls_left_out_error(all, x[i], y[i], &e))
             return 0;
         *se_line += e * e;
     }
@@ -189,7 +184,8 @@ static void fit_pair_lines(convsel_calibration *cal, const convsel_reorder_model
         for (int f = 0; f < L; f++)
             for (int g = 0; g < L; g++) {
                 size_t m = 0;
-                double lo = 0.0, hi = 0.0;
+                double lo = 0.0, hi = 0.0, r_sum = 0.0;
+                wls_sums all = {0};
                 for (size_t i = 0; f != g && i < n; i++) {
                     const convsel_reorder_sample *s = &samples[i];
                     if ((int)s->from != f || (int)s->to != g || convsel_reorder_thread_slot(s->threads) != t)
@@ -203,20 +199,19 @@ static void fit_pair_lines(convsel_calibration *cal, const convsel_reorder_model
                     rs[m] = log(s->ms / (line + cal->reorder_offset[t]));
                     lo = m == 0 ? xs[m] : fmin(lo, xs[m]);
                     hi = m == 0 ? xs[m] : fmax(hi, xs[m]);
+                    wls_add(&all, xs[m], ys[m], 1.0);
+                    r_sum += rs[m];
                     m++;
                 }
                 timed[f][g] = m;
                 double pair_scaled, pair_line, a, b;
-                wls_sums all = {0};
                 if (m < PAIR_LINE_MIN_SAMPLES || !(hi >= PAIR_LINE_MIN_SPAN * lo) ||
-                    !pair_loo(xs, ys, rs, m, slot_sum[t], slot_n[t], &pair_scaled, &pair_line))
+                    !pair_loo(xs, ys, rs, m, &all, r_sum, slot_sum[t], slot_n[t], &pair_scaled, &pair_line))
                     continue;
                 cal->reorder_pairs_fittable[t] += 1.0;
                 se_scaled += pair_scaled;
                 se_line += pair_line;
                 counted += m;
-                for (size_t i = 0; i < m; i++)
-                    wls_add(&all, xs[i], ys[i], 1.0);
                 if (pair_line < pair_scaled && wls_solve(&all, &a, &b) && b >= PAIR_LINE_MIN_MS_PER_MB) {
                     cal->reorder_line_a[f][g][t] = a;
                     cal->reorder_line_b[f][g][t] = b;
