@@ -5,6 +5,7 @@
     python3 bench/plan_layers.py summary DIR...          # per plan: predicted, alone, in-network sums
     python3 bench/plan_layers.py diff DIR [A B]          # the layers where plans A and B differ
     python3 bench/plan_layers.py margin DIR...           # the verified plan with a switch margin, priced in place
+    python3 bench/plan_layers.py reorders DIR [PLAN...]  # each reorder: the price it was chosen by, in network
 
 summary: each plan's sums of the costs it was chosen by (predicted conv + reorders), of the oracle's
 measurement of its primitives timed alone, and of the median in-network convolution + reorder time;
@@ -15,6 +16,9 @@ instances and contexts do to identical layers: the noise floor). margin: for the
 plans of each DIR, the in-network sum of the plan that takes the verified choice on a layer only where
 the oracle's alone measurement has it faster than the model's choice by more than M (0, 2, 5, 10%):
 a proxy for a switch margin in --verify, priced with the runs' own in-network times.
+reorders (PLAN = model by default): every layer whose input is reordered in that plan, the reorder's
+predicted price against its median in-network time, in microseconds, then per plan the count, the sums
+and the median of in-network / predicted (how far the model's reorder prices are from this CPU's).
 """
 import collections, csv, os, sys
 
@@ -85,14 +89,35 @@ def margin(dirs):
         print(f'{d:44} {tot_m:7.2f} {tot_v:8.2f} ' + ' '.join(f'{tot[m]:6.2f}' for m in ms))
 
 
+def reorders(d, plans):
+    for name in plans or ['model']:
+        rs = [r for r in rows(d, name) if f(r, 'predicted_reorder_ms') > 0 or f(r, 'network_reorder_ms') > 0]
+        print(f'== {d} {name}: {len(rs)} reorders')
+        ratios = []
+        for r in rs:
+            p, n = 1e3 * f(r, 'predicted_reorder_ms'), 1e3 * f(r, 'network_reorder_ms')
+            ratio = n / p if p > 0 else float('inf')
+            ratios.append(ratio)
+            print(f'{r["layer"]:>3} {r["name"].split(":")[-1][:28]:28} {r["primitive"][:16]:16} {r["src_layout"]:8} '
+                  f'predicted {p:8.2f} us   in network {n:8.2f} us   ({ratio:.2f}x)')
+        if rs:
+            ratios.sort()
+            med = ratios[len(ratios) // 2] if len(ratios) % 2 else 0.5 * (ratios[len(ratios) // 2 - 1] + ratios[len(ratios) // 2])
+            sp = sum(1e3 * f(r, 'predicted_reorder_ms') for r in rs)
+            sn = sum(1e3 * f(r, 'network_reorder_ms') for r in rs)
+            print(f'sum: predicted {sp:.1f} us, in network {sn:.1f} us; median in network / predicted {med:.2f}x')
+
+
 def main():
-    if len(sys.argv) < 3 or sys.argv[1] not in ('summary', 'diff', 'margin'):
+    if len(sys.argv) < 3 or sys.argv[1] not in ('summary', 'diff', 'margin', 'reorders'):
         sys.exit(__doc__)
     cmd, args = sys.argv[1], sys.argv[2:]
     if cmd == 'summary':
         summary(args)
     elif cmd == 'diff':
         diff(*args[:3])
+    elif cmd == 'reorders':
+        reorders(args[0], args[1:])
     else:
         margin(args)
 
