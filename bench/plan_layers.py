@@ -24,7 +24,12 @@ import collections, csv, os, sys
 
 
 def rows(d, name):
-    return list(csv.DictReader(open(os.path.join(d, name + '.layers.csv'))))
+    path = os.path.join(d, name + '.layers.csv')
+    try:
+        with open(path) as fh:
+            return list(csv.DictReader(fh))
+    except OSError as e:
+        sys.exit(f'plan_layers: cannot read {path}: {e.strerror}')
 
 
 def f(r, k):
