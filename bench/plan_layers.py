@@ -20,7 +20,7 @@ reorders (PLAN = model by default): every layer whose input is reordered in that
 predicted price against its median in-network time, in microseconds, then per plan the count, the sums
 and the median of in-network / predicted (how far the model's reorder prices are from this CPU's).
 """
-import collections, csv, os, sys
+import collections, csv, os, statistics, sys
 
 
 def rows(d, name):
@@ -98,19 +98,14 @@ def reorders(d, plans):
     for name in plans or ['model']:
         rs = [r for r in rows(d, name) if f(r, 'predicted_reorder_ms') > 0 or f(r, 'network_reorder_ms') > 0]
         print(f'== {d} {name}: {len(rs)} reorders')
-        ratios = []
-        for r in rs:
-            p, n = 1e3 * f(r, 'predicted_reorder_ms'), 1e3 * f(r, 'network_reorder_ms')
-            ratio = n / p if p > 0 else float('inf')
-            ratios.append(ratio)
+        us = [(1e3 * f(r, 'predicted_reorder_ms'), 1e3 * f(r, 'network_reorder_ms')) for r in rs]
+        ratios = [n / p if p > 0 else float('inf') for p, n in us]
+        for r, (p, n), ratio in zip(rs, us, ratios):
             print(f'{r["layer"]:>3} {r["name"].split(":")[-1][:28]:28} {r["primitive"][:16]:16} {r["src_layout"]:8} '
                   f'predicted {p:8.2f} us   in network {n:8.2f} us   ({ratio:.2f}x)')
         if rs:
-            ratios.sort()
-            med = ratios[len(ratios) // 2] if len(ratios) % 2 else 0.5 * (ratios[len(ratios) // 2 - 1] + ratios[len(ratios) // 2])
-            sp = sum(1e3 * f(r, 'predicted_reorder_ms') for r in rs)
-            sn = sum(1e3 * f(r, 'network_reorder_ms') for r in rs)
-            print(f'sum: predicted {sp:.1f} us, in network {sn:.1f} us; median in network / predicted {med:.2f}x')
+            print(f'sum: predicted {sum(p for p, _ in us):.1f} us, in network {sum(n for _, n in us):.1f} us; '
+                  f'median in network / predicted {statistics.median(ratios):.2f}x')
 
 
 def main():
