@@ -45,9 +45,11 @@ def main(jsonl, md):
            f'{get("model")} --samples {get("k")} --seed S --threads {get("threads")}' + (f' {extra}' if extra else '') +
            '`; a seed given twice times the same configurations again. Then `convsel select --mb 1 '
            f'--threads {get("threads")}` of each network with each calibrated model. Predicted costs only: nothing here '
-           'is timed end to end. Rendered by `python3 bench/calibrate_repeat.py` from `' + jsonl + '`.', '',
-           '| calibration | seed | wall s | method | reorder factor | reorder pairs with their own line (kept / fittable) |',
-           '|---|---|---|---|---|---|']
+           'is timed end to end. Rendered by `python3 bench/calibrate_repeat.py` from `' + jsonl + '`.', '']
+    if run.get('note'):  # what the run was for, added to the run line by hand
+        out += [run['note'], '']
+    out += ['| calibration | seed | wall s | method | reorder factor | reorder pairs with their own line (kept / fittable) |',
+            '|---|---|---|---|---|---|']
     for c in cals:
         cal = c['calibrate']
         own = cal.get('reorder_pairs_own', {})
