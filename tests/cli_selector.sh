@@ -43,6 +43,38 @@ grep -q '^checked: every layer matches the reference' "$tmp/out" || fail "run --
 expect_rc 0 run --net "$tmp/tiny.txt" --plan "$tmp/plan.json" --max-time 0.1 --check --json
 grep -q '"checked": true, "worst_error_of_bound": [0-9]' "$tmp/out" || fail "run --check --json: $(cat "$tmp/out")"
 
+# run with several plans: each timed interleaved (its own runner), ratios against the first. The
+# same plan given twice must come back as two entries; --check checks every plan.
+expect_rc 0 run --net "$tmp/tiny.txt" --plan "$tmp/plan.json" --plan "$tmp/plan_ex.json" --plan "$tmp/plan.json" \
+    --max-time 0.1 --json
+python3 - "$tmp/out" "$tmp/plan.json" "$tmp/plan_ex.json" <<'PY' || fail "run with three plans: $(cat "$tmp/out")"
+import json, sys
+r = json.load(open(sys.argv[1]))
+assert r['network'] == 'tiny' and r['mb'] == 1 and r['layers'] == 6, r
+ps = r['plans']
+assert [p['plan'] for p in ps] == [sys.argv[2], sys.argv[3], sys.argv[2]], ps
+assert ps[0]['vs_first'] == 1.0, ps[0]
+for p in ps:
+    assert p['median_ms'] > 0 and p['min_ms'] <= p['median_ms'] <= p['p90_ms'] and p['runs'] >= 5, p
+    # the medians are printed to 0.1 us: their ratio agrees with vs_first to within that rounding
+    assert abs(p['vs_first'] - p['median_ms'] / ps[0]['median_ms']) <= 0.01 * p['vs_first'] + 1e-3, p
+    assert p['threads'] == 1 and p['reorders'] >= 0 and 'checked' not in p, p
+PY
+expect_rc 0 run --net "$tmp/tiny.txt" --plan "$tmp/plan.json" --plan "$tmp/plan_ex.json" --max-time 0.1 --check
+[ "$(grep -c '^  checked: every layer matches the reference' "$tmp/out")" -eq 2 ] ||
+    fail "run --check with two plans: want two checked lines: $(cat "$tmp/out")"
+grep -q '^plan 2 .*plan_ex.json: 1 thread, ' "$tmp/out" || fail "run with two plans: plan 2 not named: $(cat "$tmp/out")"
+grep -Eq "^  median [0-9.]+ ms .*, [0-9.]+x plan 1's$" "$tmp/out" || fail "run with two plans: no ratio: $(cat "$tmp/out")"
+expect_rc 0 select --net "$tmp/tiny.txt" --mb 2 --quiet -o "$tmp/plan_mb2.json"
+expect_rc 1 run --net "$tmp/tiny.txt" --plan "$tmp/plan.json" --plan "$tmp/plan_mb2.json" --max-time 0.1
+grep -q "plan_mb2.json is at mb2" "$tmp/err" || fail "plans at two batches: not said: $(cat "$tmp/err")"
+expect_rc 1 run --net "$tmp/tiny.txt" --plan "$tmp/plan.json" --plan "$tmp/missing_plan.json" --max-time 0.1
+grep -q "missing_plan.json" "$tmp/err" || fail "missing second plan not named: $(cat "$tmp/err")"
+many=()
+for i in 1 2 3 4 5 6 7 8 9; do many+=(--plan "$tmp/plan.json"); done
+expect_rc 2 run --net "$tmp/tiny.txt" "${many[@]}" --max-time 0.1
+grep -q "at most 8 --plan" "$tmp/err" || fail "nine plans: the limit not said: $(cat "$tmp/err")"
+
 # compare, with the verified plan too: every key the issue names.
 expect_rc 0 compare --net "$tmp/tiny.txt" --threads 1 --verify 2 --max-time 0.3 --profile-time 0.02 --json
 for key in plan_ms onednn_auto_ms single_best_ms single_best oracle_ms select_ms oracle_profile_s verified_ms \
@@ -153,6 +185,9 @@ expect_rc 1 select --net "$tmp/tiny.txt" --model "$tmp/corrupt.msgpack"
 grep -q "corrupt.msgpack" "$tmp/err" || fail "corrupt model not named: $(cat "$tmp/err")"
 head -3 "$tmp/tiny.txt" >"$tmp/other.txt"
 expect_rc 1 run --net "$tmp/other.txt" --plan "$tmp/plan.json" --max-time 0.1
+expect_rc 0 select --net "$tmp/other.txt" --quiet -o "$tmp/plan_other.json"
+expect_rc 1 run --net "$tmp/tiny.txt" --plan "$tmp/plan.json" --plan "$tmp/plan_other.json" --max-time 0.1
+grep -q "plan_other.json was not made for network" "$tmp/err" || fail "second plan for another network: $(cat "$tmp/err")"
 printf '{"format": "convsel-plan", ' >"$tmp/torn.json"
 expect_rc 1 run --net "$tmp/tiny.txt" --plan "$tmp/torn.json" --max-time 0.1
 grep -q "torn.json" "$tmp/err" || fail "torn plan not named: $(cat "$tmp/err")"

@@ -47,6 +47,8 @@ void cli_without_times(const convsel_check_report *report, const char *unit, cha
 /* s as one CSV field: quoted, its quotes doubled, where it holds a comma,
  * a quote or a line break. */
 void cli_csv_field(FILE *out, const char *s);
+/* s as a JSON string, quoted and escaped, on stdout. */
+void cli_json_string(const char *s);
 /* Loads --model M, or the default model when path is NULL. */
 int cli_open_model(const char *cmd, const char *path, convsel_model **model);
 /* 1 when one of the model's fingerprints is here's setup (the same CPU, cap

@@ -97,26 +97,6 @@ static int parse_primitives(const char *list, unsigned char *selected)
     return rc;
 }
 
-static void json_string(const char *s)
-{
-    putchar('"');
-    for (const unsigned char *c = (const unsigned char *)s; *c; c++) {
-        switch (*c) {
-        case '"': fputs("\\\"", stdout); break;
-        case '\\': fputs("\\\\", stdout); break;
-        case '\n': fputs("\\n", stdout); break;
-        case '\r': fputs("\\r", stdout); break;
-        case '\t': fputs("\\t", stdout); break;
-        default:
-            if (*c < 0x20)
-                printf("\\u%04x", *c);
-            else
-                putchar(*c);
-        }
-    }
-    putchar('"');
-}
-
 /* JSON has no NaN or infinity. */
 static void json_number(double x)
 {
@@ -143,14 +123,14 @@ static int cmp_results(const void *a, const void *b)
 static void print_json(const char *desc, int threads, const convsel_measurement *m, const size_t *order, size_t n)
 {
     printf("{\"problem\": ");
-    json_string(desc);
+    cli_json_string(desc);
     printf(", \"threads\": %d, \"results\": [", threads);
     for (size_t k = 0; k < n; k++) {
         const convsel_measurement *r = &m[order[k]];
         printf("%s{\"primitive\": ", k ? ", " : "");
-        json_string(convsel_primitive_name(r->primitive));
+        cli_json_string(convsel_primitive_name(r->primitive));
         printf(", \"family\": ");
-        json_string(convsel_primitive_family(r->primitive));
+        cli_json_string(convsel_primitive_family(r->primitive));
         if (r->applicable) {
             printf(", \"applicable\": true, \"min_ms\": ");
             json_number(r->timing.min_ms);
@@ -159,12 +139,12 @@ static void print_json(const char *desc, int threads, const convsel_measurement 
             printf(", \"gflops\": ");
             json_number(r->gflops);
             printf(", \"src_layout\": ");
-            json_string(convsel_layout_name(r->src_layout));
+            cli_json_string(convsel_layout_name(r->src_layout));
             printf(", \"dst_layout\": ");
-            json_string(convsel_layout_name(r->dst_layout));
+            cli_json_string(convsel_layout_name(r->dst_layout));
         } else {
             printf(", \"applicable\": false, \"reason\": ");
-            json_string(r->why);
+            cli_json_string(r->why);
         }
         putchar('}');
     }

@@ -192,6 +192,26 @@ void cli_shape_desc(const convsel_problem *problem, char *buf, size_t size)
     convsel_problem_format(&shape, buf, size);
 }
 
+void cli_json_string(const char *s)
+{
+    putchar('"');
+    for (const unsigned char *c = (const unsigned char *)s; *c; c++) {
+        switch (*c) {
+        case '"': fputs("\\\"", stdout); break;
+        case '\\': fputs("\\\\", stdout); break;
+        case '\n': fputs("\\n", stdout); break;
+        case '\r': fputs("\\r", stdout); break;
+        case '\t': fputs("\\t", stdout); break;
+        default:
+            if (*c < 0x20)
+                printf("\\u%04x", *c);
+            else
+                putchar(*c);
+        }
+    }
+    putchar('"');
+}
+
 void cli_csv_field(FILE *out, const char *s)
 {
     if (strpbrk(s, ",\"\n\r") == NULL) {
