@@ -5,9 +5,11 @@
 # to a median known within about 1%. Unlike bench/compare_models.sh (one `compare` per model, each
 # with its own oracle and its own spell of the machine), the plans' ratios here come from one run.
 #
-#   bash bench/plans_side_by_side.sh [-i ISA] [-t THREADS] [-s SECONDS] -o PREFIX -m MODEL [-m MODEL ...] NETWORK_FILE...
+#   bash bench/plans_side_by_side.sh [-i ISA] [-t THREADS] [-s SECONDS] [-x "SELECT OPTIONS"] -o PREFIX
+#                                    -m MODEL [-m MODEL ...] NETWORK_FILE...
 #
-# Defaults: -i avx512, -t 2, -s 5 (seconds of interleaved timing per network). Writes PREFIX.jsonl
+# Defaults: -i avx512, -t 2, -s 5 (seconds of interleaved timing per network); -x adds options to
+# every model's `convsel select` (e.g. "--verify 3" or "--verify 3 --check"), not to oneDNN alone's. Writes PREFIX.jsonl
 # (a line saying how it was run, then one per network: the models' plan files' choices and
 # `convsel run --json`'s output) and PREFIX.md, rendered by bench/plans_side_by_side.py.
 set -euo pipefail
@@ -17,13 +19,15 @@ cd_repo_root
 isa=avx512
 threads=2
 seconds=5
+extra=
 prefix=
 models=()
-while getopts "i:t:s:o:m:" opt; do
+while getopts "i:t:s:x:o:m:" opt; do
     case $opt in
     i) isa=$OPTARG ;;
     t) threads=$OPTARG ;;
     s) seconds=$OPTARG ;;
+    x) extra=$OPTARG ;;
     o) prefix=$OPTARG ;;
     m) models+=("$OPTARG") ;;
     *) exit 2 ;;
@@ -31,7 +35,7 @@ while getopts "i:t:s:o:m:" opt; do
 done
 shift $((OPTIND - 1))
 if [[ -z $prefix || ${#models[@]} -lt 1 || ${#models[@]} -gt 7 || $# -lt 1 ]]; then
-    die 2 "usage: bash bench/plans_side_by_side.sh [-i ISA] [-t THREADS] [-s SECONDS] -o PREFIX -m MODEL (1 to 7) NETWORK_FILE..."
+    die 2 "usage: bash bench/plans_side_by_side.sh [-i ISA] [-t THREADS] [-s SECONDS] [-x OPTIONS] -o PREFIX -m MODEL (1 to 7) NETWORK_FILE..."
 fi
 for m in "${models[@]}"; do
     [[ -r $m ]] || die 1 "plans_side_by_side: cannot read model '$m'"
@@ -42,9 +46,9 @@ make_tmp
 jsonl=$prefix.jsonl
 cpu="$(cpu_setup "$convsel"), $(nproc) logical CPUs"
 python3 -c 'import json, sys, time
-run = dict(zip(["isa", "threads", "seconds", "prefix", "cpu"], sys.argv[1:6]), models=sys.argv[6].split("\n"),
-           nets=sys.argv[7], date=time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()))
-print(json.dumps({"run": run}))' "$isa" "$threads" "$seconds" "$prefix" "$cpu" "$(printf '%s\n' "${models[@]}")" "$*" >"$jsonl"
+run = dict(zip(["isa", "threads", "seconds", "prefix", "cpu", "extra"], sys.argv[1:7]), models=sys.argv[7].split("\n"),
+           nets=sys.argv[8], date=time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()))
+print(json.dumps({"run": run}))' "$isa" "$threads" "$seconds" "$prefix" "$cpu" "$extra" "$(printf '%s\n' "${models[@]}")" "$*" >"$jsonl"
 # oneDNN alone: every primitive but onednn_auto excluded.
 others=$("$convsel" primitives | awk 'NR > 1 && $1 != "onednn_auto" && $1 != "reference" { print $1 }' | paste -sd ,)
 for net in "$@"; do
@@ -56,7 +60,7 @@ for net in "$@"; do
     i=0
     for m in "${models[@]}"; do
         i=$((i + 1))
-        "$convsel" --isa "$isa" select --net "$net" --mb 1 --threads "$threads" --model "$m" --quiet \
+        "$convsel" --isa "$isa" select --net "$net" --mb 1 --threads "$threads" --model "$m" $extra --quiet \
             -o "$tmp/m$i.json" 2>"$tmp/err" || die 1 "select failed on $net with $m: $(tail -n 1 "$tmp/err")"
         args+=(--plan "$tmp/m$i.json")
     done
