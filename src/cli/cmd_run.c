@@ -109,7 +109,8 @@ static void print_results(const convsel_network *net, const char *const *files, 
         printf("{\"network\": \"%s\", \"mb\": %lld, \"layers\": %zu, \"plans\": [", convsel_network_name(net),
                (long long)first->mb, first->n_layers);
         for (size_t i = 0; i < n; i++) {
-            printf(i ? ", " : "");
+            if (i)
+                fputs(", ", stdout);
             json_plan(files[i], plans[i], runners[i], &timing[i], timing[0].median_ms, check, worst[i]);
         }
         printf("]}\n");
