@@ -12,13 +12,11 @@
  *   fuzz_dataset_replay --self N            writes a small dataset and mutates it
  * and exits non-zero when an input breaks the contract.
  */
-#include <dirent.h>
 #include <math.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include "convsel.h"
@@ -109,29 +107,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 
 #ifdef CONVSEL_FUZZ_STANDALONE
 
-static unsigned char *read_file(const char *path, size_t *size)
-{
-    FILE *f = fopen(path, "rb");
-    if (!f)
-        return NULL;
-    size_t cap = 4096, used = 0;
-    unsigned char *buf = malloc(cap);
-    size_t n;
-    while (buf && (n = fread(buf + used, 1, cap - used, f)) > 0) {
-        used += n;
-        if (used == cap) {
-            unsigned char *grown = realloc(buf, cap *= 2);
-            if (!grown) {
-                free(buf);
-                buf = NULL;
-            }
-            buf = grown;
-        }
-    }
-    fclose(f);
-    *size = used;
-    return buf;
-}
+#include "fuzz_replay.h"
 
 /* Runs input once as is, then n seeded mutations of it: flipped, inserted
  * and deleted bytes, cuts, and "interesting" bytes (msgpack headers that
@@ -177,35 +153,16 @@ static void run_mutations(const unsigned char *data, size_t size, long n, uint64
     free(buf);
 }
 
-static int run_path(const char *path, long mutations)
+/* Runs one file and *(long *)ctx seeded mutations of it. */
+static int run_file(const char *path, void *ctx)
 {
-    struct stat sb;
-    if (stat(path, &sb) != 0) {
-        fprintf(stderr, "fuzz_dataset: %s: not found\n", path);
-        return 1;
-    }
-    if (S_ISDIR(sb.st_mode)) {
-        DIR *d = opendir(path);
-        struct dirent *e;
-        int rc = 0;
-        while (d && (e = readdir(d)) != NULL) {
-            if (e->d_name[0] == '.')
-                continue;
-            char child[4096];
-            snprintf(child, sizeof child, "%s/%s", path, e->d_name);
-            rc |= run_path(child, mutations);
-        }
-        if (d)
-            closedir(d);
-        return rc;
-    }
     size_t size;
-    unsigned char *data = read_file(path, &size);
+    unsigned char *data = fuzz_read_file(path, &size);
     if (!data) {
         fprintf(stderr, "fuzz_dataset: cannot read %s\n", path);
         return 1;
     }
-    run_mutations(data, size, mutations, 0x6675ull ^ size);
+    run_mutations(data, size, *(const long *)ctx, 0x6675ull ^ size);
     free(data);
     return 0;
 }
@@ -247,7 +204,7 @@ static int self_test(long mutations)
     }
     convsel_dataset_writer_close(w);
     size_t size;
-    unsigned char *data = read_file(path, &size);
+    unsigned char *data = fuzz_read_file(path, &size);
     unlink(path);
     if (!data)
         return 1;
@@ -279,7 +236,7 @@ int main(int argc, char **argv)
             i++;
             continue;
         }
-        rc |= run_path(argv[i], mutations);
+        rc |= fuzz_for_each_file(argv[i], "fuzz_dataset", run_file, &mutations);
         ran = 1;
     }
     unlink(scratch_path);

@@ -10,12 +10,10 @@
  *   fuzz_model_replay --self N            trains a tiny model and mutates it
  * and exits non-zero when an input breaks the contract.
  */
-#include <dirent.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 
 #include "../learner/model.h"
 
@@ -73,57 +71,21 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 
 #ifdef CONVSEL_FUZZ_STANDALONE
 #include "../learner/learner.h"
+#include "fuzz_replay.h"
 #include "synthetic.h"
 
-static int run_file(const char *path)
+/* Runs one file as it is. */
+static int run_file(const char *path, void *ctx)
 {
-    FILE *f = fopen(path, "rb");
-    if (!f) {
+    (void)ctx;
+    size_t size;
+    uint8_t *data = fuzz_read_file(path, &size);
+    if (!data) {
         perror(path);
         return -1;
     }
-    uint8_t *data = NULL;
-    size_t size = 0, cap = 0;
-    for (;;) {
-        if (size == cap) {
-            cap = cap ? 2 * cap : 4096;
-            uint8_t *bigger = realloc(data, cap);
-            if (!bigger)
-                break;
-            data = bigger;
-        }
-        size_t got = fread(data + size, 1, cap - size, f);
-        if (got == 0)
-            break;
-        size += got;
-    }
-    fclose(f);
     LLVMFuzzerTestOneInput(data, size);
     free(data);
-    return 0;
-}
-
-static int run_path(const char *path)
-{
-    struct stat sb;
-    if (stat(path, &sb) != 0) {
-        perror(path);
-        return -1;
-    }
-    if (!S_ISDIR(sb.st_mode))
-        return run_file(path);
-    DIR *dir = opendir(path);
-    if (!dir)
-        return -1;
-    struct dirent *e;
-    while ((e = readdir(dir)) != NULL) {
-        if (e->d_name[0] == '.')
-            continue;
-        char child[4096];
-        snprintf(child, sizeof child, "%s/%s", path, e->d_name);
-        run_file(child);
-    }
-    closedir(dir);
     return 0;
 }
 
@@ -243,7 +205,7 @@ int main(int argc, char **argv)
         }
     } else {
         for (int i = 1; i < argc; i++)
-            failed |= run_path(argv[i]) != 0;
+            failed |= fuzz_for_each_file(argv[i], "fuzz_model", run_file, NULL) != 0;
     }
     if (contract_broken)
         fprintf(stderr, "fuzz_model: %d inputs broke the contract\n", contract_broken);

@@ -16,7 +16,6 @@
  * --if-present skips the path after it where it does not exist (the shared
  * corpus of real networks, ../shared/networks, beside the source tree).
  */
-#include <dirent.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -145,6 +144,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 }
 
 #ifdef CONVSEL_FUZZ_STANDALONE
+#include "fuzz_replay.h"
 
 /* Text a network file's edits insert: keys, digit runs, the extremes of
  * int64, repeats, quotes, separators. */
@@ -214,49 +214,12 @@ static size_t mutate(const char *text, size_t size, char *out, size_t cap, uint6
     return len;
 }
 
-static char *read_file(const char *path, size_t *size)
+/* Runs one file, then the mutations (*(long *)ctx of them). */
+static int run_file(const char *path, void *ctx)
 {
-    FILE *f = fopen(path, "rb");
-    if (!f)
-        return NULL;
-    char *buf = NULL;
-    if (fseek(f, 0, SEEK_END) == 0) {
-        long n = ftell(f);
-        if (n >= 0 && fseek(f, 0, SEEK_SET) == 0 && (buf = malloc((size_t)n + 1)) != NULL &&
-            fread(buf, 1, (size_t)n, f) != (size_t)n) {
-            free(buf);
-            buf = NULL;
-        }
-        *size = n > 0 ? (size_t)n : 0;
-    }
-    fclose(f);
-    return buf;
-}
-
-static int run_path(const char *path, long mutations)
-{
-    struct stat sb;
-    if (stat(path, &sb) != 0) {
-        fprintf(stderr, "fuzz_network: %s: not found\n", path);
-        return 1;
-    }
-    if (S_ISDIR(sb.st_mode)) {
-        DIR *d = opendir(path);
-        struct dirent *e;
-        int rc = 0;
-        while (d && (e = readdir(d)) != NULL) {
-            if (e->d_name[0] == '.')
-                continue;
-            char child[4096];
-            snprintf(child, sizeof child, "%s/%s", path, e->d_name);
-            rc |= run_path(child, mutations);
-        }
-        if (d)
-            closedir(d);
-        return rc;
-    }
+    const long mutations = *(const long *)ctx;
     size_t size = 0;
-    char *text = read_file(path, &size);
+    char *text = (char *)fuzz_read_file(path, &size);
     if (!text) {
         fprintf(stderr, "fuzz_network: cannot read %s\n", path);
         return 1;
@@ -296,7 +259,7 @@ int main(int argc, char **argv)
                 continue;
             }
         }
-        rc |= run_path(argv[i], mutations);
+        rc |= fuzz_for_each_file(argv[i], "fuzz_network", run_file, &mutations);
         ran = 1;
     }
     if (!ran) {
