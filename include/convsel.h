@@ -424,6 +424,13 @@ int convsel_fingerprint_blas_isa(const convsel_fingerprint *fingerprint);
  * same instruction set (or either's is unknown): a model's measurements of a
  * and a run on b then agree on the GEMM primitives too. */
 int convsel_fingerprint_same_setup(const convsel_fingerprint *a, const convsel_fingerprint *b);
+/* How many of the fields convsel_fingerprint_same_cpu compares differ
+ * between here and other (0: the same CPU and cap). Writes them to buf,
+ * here's value first, e.g. "ISA cap avx2 against sse41, L3 508 MiB against
+ * 32 MiB" (ISA flags as "other ISA flags"; "" when none differ); size 0
+ * writes nothing. */
+int convsel_fingerprint_diff(const convsel_fingerprint *here, const convsel_fingerprint *other, char *buf,
+                             size_t size);
 
 /* ---------------------------------------------------------------- datasets */
 

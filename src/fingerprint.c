@@ -421,6 +421,73 @@ int convsel_fingerprint_same_cpu(const convsel_fingerprint *a, const convsel_fin
            a->l2_bytes == b->l2_bytes && a->l3_bytes == b->l3_bytes;
 }
 
+/* A cache size as people write it: "48 KiB", "508 MiB", "unknown" for 0. */
+static void size_text(int64_t bytes, char *out, size_t size)
+{
+    if (bytes <= 0)
+        snprintf(out, size, "unknown");
+    else if (bytes >= (1 << 20) && bytes % (1 << 20) == 0)
+        snprintf(out, size, "%lld MiB", (long long)(bytes >> 20));
+    else if (bytes >= (1 << 10) && bytes % (1 << 10) == 0)
+        snprintf(out, size, "%lld KiB", (long long)(bytes >> 10));
+    else
+        snprintf(out, size, "%lld bytes", (long long)bytes);
+}
+
+/* Appends one difference to buf at *len (", " between them); cut short, buf
+ * still ends in '\0'. */
+static void diff_add(char *buf, size_t size, size_t *len, int n, const char *what, const char *here,
+                     const char *other)
+{
+    if (*len >= size)
+        return;
+    int k = here ? snprintf(buf + *len, size - *len, "%s%s %s against %s", n ? ", " : "", what, here, other)
+                 : snprintf(buf + *len, size - *len, "%s%s", n ? ", " : "", what);
+    *len += k > 0 ? (size_t)k : 0;
+}
+
+int convsel_fingerprint_diff(const convsel_fingerprint *here, const convsel_fingerprint *other, char *buf,
+                             size_t size)
+{
+    int n = 0;
+    size_t len = 0;
+    if (size)
+        buf[0] = '\0';
+    if (!here || !other)
+        return 0;
+    if (strcmp(here->vendor, other->vendor) != 0)
+        diff_add(buf, size, &len, n++, "vendor", here->vendor, other->vendor);
+    if (strcmp(here->model_name, other->model_name) != 0)
+        diff_add(buf, size, &len, n++, "model", here->model_name, other->model_name);
+    if (strcmp(here->microarch, other->microarch) != 0)
+        diff_add(buf, size, &len, n++, "microarchitecture", here->microarch, other->microarch);
+    if (strcmp(here->isa_flags, other->isa_flags) != 0)
+        diff_add(buf, size, &len, n++, "other ISA flags", NULL, NULL);
+    if (here->isa_cap != other->isa_cap)
+        diff_add(buf, size, &len, n++, "ISA cap", convsel_isa_name(here->isa_cap), convsel_isa_name(other->isa_cap));
+    if (here->cores != other->cores) {
+        char a[16], b[16];
+        snprintf(a, sizeof a, "%d", here->cores);
+        snprintf(b, sizeof b, "%d", other->cores);
+        diff_add(buf, size, &len, n++, "cores", a, b);
+    }
+    const struct {
+        const char *name;
+        int64_t here, other;
+    } caches[] = {{"L1d", here->l1d_bytes, other->l1d_bytes},
+                  {"L2", here->l2_bytes, other->l2_bytes},
+                  {"L3", here->l3_bytes, other->l3_bytes}};
+    for (size_t i = 0; i < sizeof caches / sizeof caches[0]; i++) {
+        if (caches[i].here == caches[i].other)
+            continue;
+        char a[32], b[32];
+        size_text(caches[i].here, a, sizeof a);
+        size_text(caches[i].other, b, sizeof b);
+        diff_add(buf, size, &len, n++, caches[i].name, a, b);
+    }
+    return n;
+}
+
 /* OpenBLAS's DYNAMIC_ARCH core names (driver/others/dynamic.c), by the widest
  * of convsel's ISA levels their kernels stay within. */
 static const struct {

@@ -274,6 +274,19 @@ expect_rc 1 calibrate --model "$tmp/source_model.msgpack" --from-data "$tmp/samp
 grep -q "gone.msgpack" "$tmp/err" || fail "retrain with a missing sidecar file: $(cat "$tmp/err")"
 rm "$tmp/source_model.datasets"
 
+# A model of another CPU or cap: select's note and calibrate --if-needed say what sets this one
+# apart (here the cap: the source ran under SSE4.1), and --if-needed calibrates.
+"$convsel" --isa avx2 select --net "$tmp/tiny.txt" --threads 1 --model "$tmp/source_model.msgpack" --quiet \
+    -o "$tmp/p.json" 2>"$tmp/err" >/dev/null || fail "select with the SSE4.1 model exited $?: $(cat "$tmp/err")"
+grep -q "note: the model was trained on another CPU than this one (.*, avx2): this one differs in ISA cap avx2 against sse41; 'convsel calibrate' adapts it" \
+    "$tmp/err" || fail "select with a model of another cap, the note: $(cat "$tmp/err")"
+"$convsel" --isa avx2 calibrate --model "$tmp/source_model.msgpack" --samples 2 --threads 1 --pool "$tmp/tiny.txt" \
+    --sampled 0 --max-time-s 0.02 --reorder-time-s 0 --if-needed -o "$tmp/x.msgpack" >"$tmp/out" 2>"$tmp/err" ||
+    fail "--if-needed, another cap, exited $?: $(cat "$tmp/err")"
+grep -q "^the model was trained on another CPU than this one (.*, avx2): this one differs in ISA cap avx2 against sse41: calibrating$" \
+    "$tmp/out" || fail "--if-needed, another cap, not said: $(cat "$tmp/out")"
+grep -q "^calibrated model " "$tmp/out" || fail "--if-needed, another cap: not calibrated: $(cat "$tmp/out")"
+
 # --if-needed: a model of this CPU and cap is copied, unless its data ran OpenBLAS kernels of
 # another instruction set than this process does (OPENBLAS_CORETYPE), which calibrates.
 if grep -qw avx2 /proc/cpuinfo && grep -qw fma /proc/cpuinfo; then

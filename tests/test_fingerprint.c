@@ -107,9 +107,65 @@ static void test_blas_isa(const convsel_fingerprint *cpu)
     CHECK(!convsel_fingerprint_same_setup(NULL, &cooper));
 }
 
+/* What sets one CPU apart from another, as the notes say it: every field
+ * convsel_fingerprint_same_cpu compares, and nothing else. */
+static void test_diff(void)
+{
+    convsel_fingerprint a;
+    memset(&a, 0, sizeof a);
+    snprintf(a.vendor, sizeof a.vendor, "AuthenticAMD");
+    snprintf(a.model_name, sizeof a.model_name, "AMD EPYC");
+    snprintf(a.microarch, sizeof a.microarch, "zen5");
+    snprintf(a.isa_flags, sizeof a.isa_flags, "sse41 avx avx2 fma avx512f");
+    a.isa_cap = CONVSEL_ISA_AVX512;
+    a.cores = 2;
+    a.l1d_bytes = 48 << 10;
+    a.l2_bytes = 1 << 20;
+    a.l3_bytes = (int64_t)32 << 20;
+    snprintf(a.openblas_version, sizeof a.openblas_version, "OpenBLAS 0.3.21 DYNAMIC_ARCH Haswell");
+    char buf[256];
+
+    convsel_fingerprint b = a;
+    snprintf(b.openblas_version, sizeof b.openblas_version, "OpenBLAS 0.3.21 DYNAMIC_ARCH SkylakeX");
+    snprintf(b.onednn_version, sizeof b.onednn_version, "9.9.9");
+    CHECK_EQ(convsel_fingerprint_diff(&a, &b, buf, sizeof buf), 0); /* library versions are not the CPU */
+    CHECK_STR(buf, "");
+    b.l3_bytes = (int64_t)508 << 20;
+    CHECK_EQ(convsel_fingerprint_diff(&b, &a, buf, sizeof buf), 1);
+    CHECK_STR(buf, "L3 508 MiB against 32 MiB");
+    b.isa_cap = CONVSEL_ISA_AVX2;
+    b.cores = 16;
+    b.l1d_bytes = 0;
+    CHECK_EQ(convsel_fingerprint_diff(&b, &a, buf, sizeof buf), 4);
+    CHECK_STR(buf, "ISA cap avx2 against avx512, cores 16 against 2, L1d unknown against 48 KiB, "
+                   "L3 508 MiB against 32 MiB");
+    convsel_fingerprint c = a;
+    snprintf(c.vendor, sizeof c.vendor, "GenuineIntel");
+    snprintf(c.model_name, sizeof c.model_name, "Intel Xeon");
+    snprintf(c.microarch, sizeof c.microarch, "cascadelake");
+    snprintf(c.isa_flags, sizeof c.isa_flags, "sse41 avx avx2 fma avx512f avx512vnni");
+    c.l2_bytes = 1536 << 10;
+    CHECK_EQ(convsel_fingerprint_diff(&c, &a, buf, sizeof buf), 5);
+    CHECK_STR(buf, "vendor GenuineIntel against AuthenticAMD, model Intel Xeon against AMD EPYC, microarchitecture "
+                   "cascadelake against zen5, other ISA flags, L2 1536 KiB against 1 MiB");
+    /* It agrees with convsel_fingerprint_same_cpu field by field. */
+    const convsel_fingerprint *all[] = {&a, &b, &c};
+    for (size_t i = 0; i < 3; i++)
+        for (size_t j = 0; j < 3; j++)
+            CHECK_EQ(convsel_fingerprint_diff(all[i], all[j], NULL, 0) == 0, convsel_fingerprint_same_cpu(all[i], all[j]));
+    /* A short buffer is cut, still a string; the count is whole. */
+    char small[12];
+    CHECK_EQ(convsel_fingerprint_diff(&c, &a, small, sizeof small), 5);
+    CHECK_EQ(strlen(small), sizeof small - 1);
+    CHECK(strncmp(small, "vendor Genu", sizeof small - 1) == 0);
+    CHECK_EQ(convsel_fingerprint_diff(NULL, &a, buf, sizeof buf), 0);
+    CHECK_STR(buf, "");
+}
+
 int main(void)
 {
     test_instances();
+    test_diff();
 
     cpu_set_t mine;
     CPU_ZERO(&mine);

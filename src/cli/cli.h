@@ -62,6 +62,9 @@ const char *cli_blas_isa_name(const convsel_fingerprint *fp);
  * it with other OpenBLAS kernels, or when its calibration for here measured
  * other thread counts than threads (0: do not ask). */
 void cli_warn_cpu(const char *cmd, const convsel_model *model, const convsel_fingerprint *here, int threads);
+/* One clause saying that model was not trained on here's CPU and what sets
+ * here apart from the nearest CPU it was trained on (convsel_fingerprint_diff). */
+void cli_foreign_cpu_text(const convsel_model *model, const convsel_fingerprint *here, char *buf, size_t size);
 /* The thread counts (convsel_threads_bit) the model's calibration for this
  * CPU measured: 0 when it has none for here or its file predates them. */
 uint64_t cli_calibrated_threads(const convsel_model *model, const convsel_fingerprint *here);

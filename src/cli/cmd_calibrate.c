@@ -531,14 +531,20 @@ int cmd_calibrate(int argc, char **argv)
     if (if_needed && !from_data) {
         /* Already a model of this CPU (and ISA cap): nothing to learn here. */
         convsel_fingerprint here;
-        int same = 0;
+        int same = 0, known = convsel_fingerprint_get(&here) == CONVSEL_OK;
         const convsel_fingerprint *other_blas = NULL;
-        if (convsel_fingerprint_get(&here) == CONVSEL_OK)
+        if (known)
             same = cli_model_describes(source, &here, &other_blas);
-        if (!same && other_blas && !quiet && !json) {
-            printf("the model measured this CPU with OpenBLAS's %s kernels, this process runs its %s ones "
-                   "(OPENBLAS_CORETYPE): calibrating\n",
-                   cli_blas_isa_name(other_blas), cli_blas_isa_name(&here));
+        if (known && !same && !quiet && !json) {
+            char text[512];
+            if (other_blas) {
+                printf("the model measured this CPU with OpenBLAS's %s kernels, this process runs its %s ones "
+                       "(OPENBLAS_CORETYPE): calibrating\n",
+                       cli_blas_isa_name(other_blas), cli_blas_isa_name(&here));
+            } else {
+                cli_foreign_cpu_text(source, &here, text, sizeof text);
+                printf("%s: calibrating\n", text);
+            }
             fflush(stdout); /* before the progress on stderr */
         }
         uint64_t measured = same ? cli_calibrated_threads(source, &here) : 0, asked = 0;

@@ -63,12 +63,13 @@ static int plan_matches(const convsel_plan *plan, const convsel_network *net)
 /* A warning on stderr when the plan was made on another CPU or setup. */
 static void warn_foreign(const convsel_plan *plan, const char *file, const convsel_fingerprint *here)
 {
-    if (!convsel_fingerprint_same_cpu(here, &plan->cpu))
+    char diff[384];
+    if (convsel_fingerprint_diff(here, &plan->cpu, diff, sizeof diff))
         fprintf(stderr,
-                "convsel run: warning: %s was made on another CPU (%s, %s) than this one (%s, %s); "
-                "its choices may not be the fastest here\n",
+                "convsel run: warning: %s was made on another CPU (%s, %s) than this one (%s, %s), which differs "
+                "in %s; its choices may not be the fastest here\n",
                 file, plan->cpu.model_name, convsel_isa_name(plan->cpu.isa_cap), here->model_name,
-                convsel_isa_name(here->isa_cap));
+                convsel_isa_name(here->isa_cap), diff);
     else if (!convsel_fingerprint_same_setup(here, &plan->cpu))
         fprintf(stderr,
                 "convsel run: warning: %s was made with OpenBLAS's %s kernels and this process runs its %s "

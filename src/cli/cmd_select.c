@@ -125,12 +125,40 @@ void cli_warn_cpu(const char *cmd, const convsel_model *model, const convsel_fin
                 cmd, cli_blas_isa_name(same_cpu), cli_blas_isa_name(here));
         return;
     }
-    const convsel_fingerprint *fp = convsel_model_fingerprint_count(model) ? convsel_model_fingerprint(model, 0) : NULL;
-    fprintf(stderr,
-            "convsel %s: note: the model was trained on %s (%s) and this CPU is %s (%s); "
-            "'convsel calibrate' adapts it from a few measurements\n",
-            cmd, fp ? fp->model_name : "another CPU", fp ? convsel_isa_name(fp->isa_cap) : "?", here->model_name,
-            convsel_isa_name(here->isa_cap));
+    char text[512];
+    cli_foreign_cpu_text(model, here, text, sizeof text);
+    fprintf(stderr, "convsel %s: note: %s; 'convsel calibrate' adapts it from a few measurements\n", cmd, text);
+}
+
+void cli_foreign_cpu_text(const convsel_model *model, const convsel_fingerprint *here, char *buf, size_t size)
+{
+    /* The nearest of the model's CPUs: the fewest fields apart. */
+    size_t n = convsel_model_fingerprint_count(model), cpus = 0;
+    const convsel_fingerprint *nearest = NULL;
+    int fewest = 0;
+    for (size_t i = 0; i < n; i++) {
+        const convsel_fingerprint *fp = convsel_model_fingerprint(model, i);
+        size_t k = 0;
+        while (k < i && !convsel_fingerprint_same_cpu(convsel_model_fingerprint(model, k), fp))
+            k++;
+        cpus += k == i; /* setups of one CPU (OpenBLAS's kernels) count once */
+        int d = convsel_fingerprint_diff(here, fp, NULL, 0);
+        if (!nearest || d < fewest)
+            nearest = fp, fewest = d;
+    }
+    if (!nearest) {
+        snprintf(buf, size, "the model names no CPU it was trained on");
+        return;
+    }
+    char diff[384];
+    convsel_fingerprint_diff(here, nearest, diff, sizeof diff);
+    if (cpus == 1)
+        snprintf(buf, size, "the model was trained on another CPU than this one (%s, %s): this one differs in %s",
+                 here->model_name, convsel_isa_name(here->isa_cap), diff);
+    else
+        snprintf(buf, size,
+                 "the model was trained on %zu CPUs, not this one (%s, %s): the nearest of them differs in %s", cpus,
+                 here->model_name, convsel_isa_name(here->isa_cap), diff);
 }
 
 void cli_print_plan(const convsel_plan *plan)
