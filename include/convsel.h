@@ -146,6 +146,14 @@ size_t convsel_network_size(const convsel_network *network); /* lines, not repea
 const convsel_problem *convsel_network_layer(const convsel_network *network, size_t i);
 const char *convsel_network_name(const convsel_network *network);
 
+/* The network files path names: path itself when it is not a directory,
+ * else every "NAME.txt" directly in it (not hidden ones), sorted by byte
+ * value so the order is the same everywhere; possibly none. *files (n of
+ * them) is for convsel_network_files_free. IO_ERROR names a path that cannot
+ * be read as a directory or does not exist. */
+convsel_status convsel_network_files(const char *path, char ***files, size_t *n);
+void convsel_network_files_free(char **files, size_t n);
+
 /* ---------------------------------------------------------------- layouts */
 
 /*

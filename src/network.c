@@ -1,8 +1,10 @@
 /* Network files: one benchdnn descriptor per line, '#' comments. */
+#include <dirent.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "internal.h"
 
@@ -226,4 +228,70 @@ const convsel_problem *convsel_network_layer(const convsel_network *network, siz
 const char *convsel_network_name(const convsel_network *network)
 {
     return network ? network->name : NULL;
+}
+
+/* ---------------------------------------------------------------- files */
+
+static int by_name(const struct dirent **a, const struct dirent **b)
+{
+    return strcmp((*a)->d_name, (*b)->d_name);
+}
+
+static int is_txt(const struct dirent *e)
+{
+    size_t n = strlen(e->d_name);
+    return e->d_name[0] != '.' && n > 4 && strcmp(e->d_name + n - 4, ".txt") == 0;
+}
+
+void convsel_network_files_free(char **files, size_t n)
+{
+    for (size_t i = 0; files && i < n; i++)
+        free(files[i]);
+    free(files);
+}
+
+convsel_status convsel_network_files(const char *path, char ***files, size_t *n)
+{
+    if (!path || !files || !n)
+        return convsel_error(CONVSEL_INVALID_ARGUMENT, "path, files and n are required");
+    *files = NULL;
+    *n = 0;
+    struct stat sb;
+    if (stat(path, &sb) != 0)
+        return convsel_error(CONVSEL_IO_ERROR, "%s: %s", path, strerror(errno));
+    if (!S_ISDIR(sb.st_mode)) {
+        char **one = malloc(sizeof *one);
+        if (!one || !(one[0] = strdup(path))) {
+            free(one);
+            return convsel_error(CONVSEL_OUT_OF_MEMORY, "out of memory listing %s", path);
+        }
+        *files = one;
+        *n = 1;
+        return CONVSEL_OK;
+    }
+    /* Sorted by byte value, not locale. */
+    struct dirent **entries;
+    int count = scandir(path, &entries, is_txt, by_name);
+    if (count < 0)
+        return convsel_error(CONVSEL_IO_ERROR, "%s: %s", path, strerror(errno));
+    char **list = calloc(count ? (size_t)count : 1, sizeof *list);
+    convsel_status st = list ? CONVSEL_OK : CONVSEL_OUT_OF_MEMORY;
+    for (int i = 0; i < count; i++) {
+        if (st == CONVSEL_OK) {
+            size_t len = strlen(path) + strlen(entries[i]->d_name) + 2;
+            if ((list[i] = malloc(len)))
+                snprintf(list[i], len, "%s/%s", path, entries[i]->d_name);
+            else
+                st = CONVSEL_OUT_OF_MEMORY;
+        }
+        free(entries[i]);
+    }
+    free(entries);
+    if (st != CONVSEL_OK) {
+        convsel_network_files_free(list, (size_t)count);
+        return convsel_error(st, "out of memory listing %s", path);
+    }
+    *files = list;
+    *n = (size_t)count;
+    return CONVSEL_OK;
 }

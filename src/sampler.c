@@ -9,13 +9,11 @@
  * seed and a base list name the same sample everywhere: shards of one
  * profile and a resumed profile see the same configurations.
  */
-#include <dirent.h>
 #include <errno.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 
 #include "dataset_internal.h"
 #include "internal.h"
@@ -200,17 +198,6 @@ static convsel_status add_network_file(convsel_sampler *s, const char *path, siz
     return st;
 }
 
-static int by_name(const struct dirent **a, const struct dirent **b)
-{
-    return strcmp((*a)->d_name, (*b)->d_name);
-}
-
-static int is_txt(const struct dirent *e)
-{
-    size_t n = strlen(e->d_name);
-    return e->d_name[0] != '.' && n > 4 && strcmp(e->d_name + n - 4, ".txt") == 0;
-}
-
 convsel_status convsel_sampler_add_file(convsel_sampler *sampler, const char *path, size_t *added)
 {
     size_t count = 0;
@@ -218,28 +205,14 @@ convsel_status convsel_sampler_add_file(convsel_sampler *sampler, const char *pa
         *added = 0;
     if (!sampler || !path)
         return convsel_error(CONVSEL_INVALID_ARGUMENT, "sampler and path are required");
-    struct stat sb;
-    if (stat(path, &sb) != 0)
-        return convsel_error(CONVSEL_IO_ERROR, "%s: %s", path, strerror(errno));
-    convsel_status st = CONVSEL_OK;
-    if (S_ISDIR(sb.st_mode)) {
-        struct dirent **entries;
-        /* Sorted by byte value, not locale, so the base order (and with it
-         * the sample) is the same everywhere. */
-        int n = scandir(path, &entries, is_txt, by_name);
-        if (n < 0)
-            return convsel_error(CONVSEL_IO_ERROR, "%s: %s", path, strerror(errno));
-        for (int i = 0; i < n; i++) {
-            char file[4096];
-            snprintf(file, sizeof file, "%s/%s", path, entries[i]->d_name);
-            if (st == CONVSEL_OK)
-                st = add_network_file(sampler, file, &count);
-            free(entries[i]);
-        }
-        free(entries);
-    } else {
-        st = add_network_file(sampler, path, &count);
-    }
+    /* A directory's files sorted by byte value, not locale, so the base
+     * order (and with it the sample) is the same everywhere. */
+    char **files;
+    size_t n;
+    convsel_status st = convsel_network_files(path, &files, &n);
+    for (size_t i = 0; st == CONVSEL_OK && i < n; i++)
+        st = add_network_file(sampler, files[i], &count);
+    convsel_network_files_free(files, n);
     if (added)
         *added = count;
     return st;

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "check.h"
 #include "convsel.h"
@@ -266,8 +267,73 @@ static void test_resnet_50_against_onednn(void)
     convsel_network_destroy(ours);
 }
 
+static void touch(const char *dir, const char *name)
+{
+    char path[1024];
+    snprintf(path, sizeof path, "%s/%s", dir, name);
+    FILE *f = fopen(path, "w");
+    CHECK_MSG(f != NULL, "cannot create %s", path);
+    if (f)
+        fclose(f);
+}
+
+/* convsel_network_files: a file is itself; a directory its *.txt, sorted
+ * by byte value, hidden files and other names left out. */
+static void test_network_files(void)
+{
+    char **files;
+    size_t n;
+    char dir[1024];
+    snprintf(dir, sizeof dir, "%s/networks", CONVSEL_SOURCE_DIR);
+    CHECK_EQ(convsel_network_files(dir, &files, &n), CONVSEL_OK);
+    CHECK_EQ(n, 3);
+    if (n == 3) {
+        CHECK(ends_with(files[0], "/networks/mobilenet_v1.txt"));
+        CHECK(ends_with(files[1], "/networks/resnet_50.txt"));
+        CHECK(ends_with(files[2], "/networks/vgg_16.txt"));
+    }
+    convsel_network_files_free(files, n);
+
+    char tmp[] = "/tmp/convsel_netfiles_XXXXXX";
+    CHECK(mkdtemp(tmp) != NULL);
+    const char *names[] = {"b.txt", "a.txt", "B.txt", ".hidden.txt", "notes.md", "txt", "x.txt.bak"};
+    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
+        touch(tmp, names[i]);
+    CHECK_EQ(convsel_network_files(tmp, &files, &n), CONVSEL_OK);
+    const char *want[] = {"B.txt", "a.txt", "b.txt"}; /* byte order: upper case first */
+    CHECK_EQ(n, 3);
+    for (size_t i = 0; i < n && i < 3; i++) {
+        char path[1100];
+        snprintf(path, sizeof path, "%s/%s", tmp, want[i]);
+        CHECK_STR(files[i], path);
+    }
+    convsel_network_files_free(files, n);
+
+    char file[1100];
+    snprintf(file, sizeof file, "%s/notes.md", tmp);
+    CHECK_EQ(convsel_network_files(file, &files, &n), CONVSEL_OK); /* a file is itself, whatever its name */
+    CHECK_EQ(n, 1);
+    if (n == 1)
+        CHECK_STR(files[0], file);
+    convsel_network_files_free(files, n);
+
+    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
+        snprintf(file, sizeof file, "%s/%s", tmp, names[i]);
+        CHECK_EQ(remove(file), 0);
+    }
+    CHECK_EQ(convsel_network_files(tmp, &files, &n), CONVSEL_OK); /* empty: none, not an error */
+    CHECK_EQ(n, 0);
+    convsel_network_files_free(files, n);
+    CHECK_EQ(rmdir(tmp), 0);
+    CHECK_EQ(convsel_network_files(tmp, &files, &n), CONVSEL_IO_ERROR);
+    CHECK(strstr(convsel_last_error(), tmp) != NULL);
+    CHECK(files == NULL && n == 0);
+    CHECK_EQ(convsel_network_files(NULL, &files, &n), CONVSEL_INVALID_ARGUMENT);
+}
+
 int main(void)
 {
+    test_network_files();
     test_resnet_50();
     test_vgg_16();
     test_mobilenet_v1();

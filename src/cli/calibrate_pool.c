@@ -1,7 +1,6 @@
 /* calibrate's candidates: the pool of configurations it may profile (layers of
  * network files and configurations sampled around them, at each thread count),
  * and profiling the chosen ones. */
-#include <dirent.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -99,55 +98,19 @@ static int add_network_file(const char *path, double max_flops, const int *threa
     return CLI_OK;
 }
 
-static int cmp_str(const void *a, const void *b)
-{
-    return strcmp(*(char *const *)a, *(char *const *)b);
-}
-
 int cli_pool_add_path(const char *path, double max_flops, const int *threads, size_t n_threads, cli_pool *c,
                       size_t *added)
 {
-    if (!is_dir(path))
-        return add_network_file(path, max_flops, threads, n_threads, c, added);
-    DIR *dir = opendir(path);
-    if (!dir) {
-        fprintf(stderr, "convsel %s: cannot open %s\n", CMD, path);
-        return CLI_FAIL;
-    }
-    char **names = NULL;
-    size_t n = 0, cap = 0;
-    struct dirent *e;
+    /* A directory's files sorted: the same pool whatever readdir's order. */
+    char **files;
+    size_t n;
+    convsel_status st = convsel_network_files(path, &files, &n);
+    if (st != CONVSEL_OK)
+        return cli_fail(CMD, st);
     int rc = CLI_OK;
-    while ((e = readdir(dir))) {
-        size_t len = strlen(e->d_name);
-        if (len < 5 || strcmp(e->d_name + len - 4, ".txt") != 0)
-            continue;
-        if (n == cap) {
-            cap = cap ? 2 * cap : 16;
-            char **bigger = realloc(names, cap * sizeof *bigger);
-            if (!bigger) {
-                rc = CLI_FAIL;
-                break;
-            }
-            names = bigger;
-        }
-        names[n] = malloc(strlen(path) + len + 2);
-        if (!names[n]) {
-            rc = CLI_FAIL;
-            break;
-        }
-        sprintf(names[n], "%s/%s", path, e->d_name);
-        n++;
-    }
-    closedir(dir);
-    if (rc == CLI_OK && n)
-        qsort(names, n, sizeof *names, cmp_str); /* the same pool whatever readdir's order */
-    for (size_t i = 0; i < n; i++) {
-        if (rc == CLI_OK)
-            rc = add_network_file(names[i], max_flops, threads, n_threads, c, added);
-        free(names[i]);
-    }
-    free(names);
+    for (size_t i = 0; rc == CLI_OK && i < n; i++)
+        rc = add_network_file(files[i], max_flops, threads, n_threads, c, added);
+    convsel_network_files_free(files, n);
     return rc;
 }
 
