@@ -198,4 +198,45 @@ cmp -s "$tmp/plan.json" "$tmp/foreign.json" && fail "test setup: the plan has no
 expect_rc 0 run --net "$tmp/tiny.txt" --plan "$tmp/foreign.json" --max-time 0.1
 grep -qi "another CPU\|different CPU\|other CPU" "$tmp/err" || fail "foreign plan: no warning: $(cat "$tmp/err")"
 
+# Several networks in one run: --net repeated or a directory (its *.txt in byte order), the
+# model loaded once, each plan to -o DIR/NAME.plan.json, the same plan as alone; one network
+# that fails is said, the others go on, and the exit status is its.
+mkdir -p "$tmp/nets"
+cp "$tmp/tiny.txt" "$tmp/nets/b_tiny.txt"
+printf 'mb1ic8ih8oc8oh8kh3ph1n"small:a"\n' >"$tmp/nets/a_small.txt"
+printf 'not a layer\n' >"$tmp/nets/notes.md"
+expect_rc 0 select --net "$tmp/nets" --net "$tmp/tiny.txt" -o "$tmp/plans" --quiet
+grep -q "^3 networks: 3 selected, 0 failed$" "$tmp/out" || fail "batch select, the count: $(cat "$tmp/out")"
+grep -q "^tiny:a" "$tmp/out" && fail "batch select --quiet printed a table: $(cat "$tmp/out")"
+[ "$(grep -c '\.plan\.json$' "$tmp/out")" = 3 ] || fail "batch select, the summary: $(cat "$tmp/out")"
+[ "$(sed -n '/^network /,$p' "$tmp/out" | awk 'NR>1 && NF>1 {print $1}' | head -3 | tr '\n' ' ')" = "a_small b_tiny tiny " ] ||
+    fail "batch select, not in the order given and byte order: $(cat "$tmp/out")"
+expect_rc 0 select --net "$tmp/tiny.txt" -o "$tmp/alone.json" --quiet
+cmp -s "$tmp/plans/tiny.plan.json" "$tmp/alone.json" || fail "batch select: tiny's plan differs from select alone"
+# b_tiny is tiny under another name, which the plan records.
+cmp -s <(sed 's/"network": "b_tiny"/"network": "tiny"/' "$tmp/plans/b_tiny.plan.json") "$tmp/alone.json" ||
+    fail "batch select: b_tiny's plan differs from tiny's alone"
+[ -s "$tmp/plans/a_small.plan.json" ] || fail "batch select wrote no a_small.plan.json"
+[ -e "$tmp/plans/notes.plan.json" ] && fail "batch select read notes.md"
+expect_rc 0 select --net "$tmp/nets" --net "$tmp/tiny.txt"
+grep -q "^== a_small ($tmp/nets/a_small.txt)$" "$tmp/out" || fail "batch select, no header: $(cat "$tmp/out")"
+grep -q "small:a" "$tmp/out" || fail "batch select without --quiet, no table: $(cat "$tmp/out")"
+printf 'mb1ic8ih8oc8oh99kh3ph1n"bad:a"\n' >"$tmp/nets/c_bad.txt"
+expect_rc 2 select --net "$tmp/nets" -o "$tmp/plans2" --quiet
+grep -q "c_bad.txt:1: .*inconsistent output size" "$tmp/err" || fail "batch select, the bad network unnamed: $(cat "$tmp/err")"
+grep -q "^3 networks: 2 selected, 1 failed$" "$tmp/out" || fail "batch select with a bad network: $(cat "$tmp/out")"
+[ -s "$tmp/plans2/a_small.plan.json" ] && [ -s "$tmp/plans2/b_tiny.plan.json" ] ||
+    fail "batch select: a bad network cost the others' plans"
+# Refused before any work: two files of one name, -o a file, a directory without networks.
+expect_rc 2 select --net "$tmp/tiny.txt" --net "$tmp/nets/../tiny.txt" -o "$tmp/plans3"
+grep -q "would both write $tmp/plans3/tiny.plan.json" "$tmp/err" || fail "batch select, one name twice: $(cat "$tmp/err")"
+[ -e "$tmp/plans3" ] && fail "batch select refused, but created -o's directory"
+expect_rc 2 select --net "$tmp/nets" -o "$tmp/alone.json"
+grep -q "'$tmp/alone.json' is not a directory" "$tmp/err" || fail "batch select -o FILE: $(cat "$tmp/err")"
+mkdir -p "$tmp/empty_dir"
+expect_rc 2 select --net "$tmp/empty_dir"
+grep -q "a directory without network files" "$tmp/err" || fail "batch select, empty directory: $(cat "$tmp/err")"
+expect_rc 1 select --net "$tmp/nets" --net "$tmp/missing_dir"
+grep -q "missing_dir: No such file or directory" "$tmp/err" || fail "batch select, a missing path: $(cat "$tmp/err")"
+
 finish cli_selector

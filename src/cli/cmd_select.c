@@ -8,15 +8,19 @@
 static void usage(FILE *out)
 {
     fprintf(out,
-            "usage: convsel select --net FILE [--mb N] [--threads N] [--model M] [--max-error E]\n"
+            "usage: convsel select --net FILE|DIR... [--mb N] [--threads N] [--model M] [--max-error E]\n"
             "                      [--exclude LIST] [--verify K] [--alone] [--uncertainty U] [--check]\n"
             "                      [--check-time S]\n"
-            "                      [-o PLAN] [--quiet]\n"
+            "                      [-o PLAN|DIR] [--quiet]\n"
             "\n"
             "Predicts every applicable primitive on every layer and chooses by dynamic programming\n"
             "along the layer sequence, counting the reorders between layouts (docs/selection.md).\n"
+            "Several networks (--net given more than once, or a directory) are selected in turn\n"
+            "with the model loaded once, a table each and a summary line each at the end; one that\n"
+            "fails is said and the others go on (the exit status is the first failure's).\n"
             "\n"
             "  --net FILE       network file (one benchdnn descriptor per line; '*N' = N consecutive copies)\n"
+            "  --net DIR        every *.txt in DIR, in byte order; --net may be given several times\n"
             "  --mb N           override every layer's batch\n"
             "  --threads N      threads per primitive (default 1)\n"
             "  --model M        model file (default: the shipped models/default.msgpack)\n"
@@ -32,133 +36,9 @@ static void usage(FILE *out)
             "                   (with --verify) and oneDNN alone, interleaved, and keep the fastest\n"
             "  --check-time S   seconds of --check's end-to-end timing (default 2)\n"
             "  -o PLAN          write the plan (JSON, docs/plan-format.md)\n"
-            "  --quiet          no table\n");
-}
-
-int cli_open_model(const char *cmd, const char *path, convsel_model **model)
-{
-    char found[4096];
-    convsel_status st;
-    if (!path) {
-        st = convsel_model_default_path(found, sizeof found);
-        if (st != CONVSEL_OK)
-            return cli_fail(cmd, st);
-        path = found;
-    }
-    st = convsel_model_load(path, model);
-    if (st != CONVSEL_OK)
-        return cli_fail(cmd, st);
-    return CLI_OK;
-}
-
-int cli_model_describes(const convsel_model *model, const convsel_fingerprint *here,
-                        const convsel_fingerprint **same_cpu)
-{
-    const convsel_fingerprint *found = NULL;
-    for (size_t i = 0; i < convsel_model_fingerprint_count(model); i++) {
-        const convsel_fingerprint *fp = convsel_model_fingerprint(model, i);
-        if (convsel_fingerprint_same_setup(fp, here))
-            return 1;
-        if (convsel_fingerprint_same_cpu(fp, here))
-            found = fp;
-    }
-    if (same_cpu)
-        *same_cpu = found;
-    return 0;
-}
-
-const char *cli_blas_isa_name(const convsel_fingerprint *fp)
-{
-    int isa = convsel_fingerprint_blas_isa(fp);
-    return isa < 0 ? "unknown" : convsel_isa_name((convsel_isa)isa);
-}
-
-uint64_t cli_calibrated_threads(const convsel_model *model, const convsel_fingerprint *here)
-{
-    convsel_calibration_info info;
-    for (size_t i = 0; i < convsel_model_calibration_count(model); i++)
-        if (convsel_model_calibration(model, i, &info) == CONVSEL_OK && convsel_fingerprint_same_cpu(&info.cpu, here))
-            return info.threads_mask;
-    return 0;
-}
-
-void cli_threads_text(uint64_t mask, char *buf, size_t size)
-{
-    int n = 0, total = 0, one = 0;
-    size_t len = 0;
-    for (int b = 0; b < 64; b++)
-        total += (int)(mask >> b & 1);
-    buf[0] = '\0';
-    for (int b = 0; b < 64 && len < size; b++) {
-        if (!(mask >> b & 1))
-            continue;
-        one = b == 0 && total == 1;
-        n++;
-        len += (size_t)snprintf(buf + len, size - len, "%s%d%s", n == 1 ? "" : n == total ? " and " : ", ", b + 1,
-                                b == 63 ? " or more" : "");
-    }
-    if (len < size)
-        snprintf(buf + len, size - len, " thread%s", one ? "" : "s");
-}
-
-void cli_warn_cpu(const char *cmd, const convsel_model *model, const convsel_fingerprint *here, int threads)
-{
-    const convsel_fingerprint *same_cpu;
-    if (cli_model_describes(model, here, &same_cpu)) {
-        uint64_t mask = cli_calibrated_threads(model, here);
-        if (threads > 0 && mask && !(mask & convsel_threads_bit(threads))) {
-            /* Worded as calibrate --if-needed words it. */
-            char had[256], want[64];
-            cli_threads_text(mask, had, sizeof had);
-            cli_threads_text(convsel_threads_bit(threads), want, sizeof want);
-            fprintf(stderr,
-                    "convsel %s: note: the model's calibration measured this CPU at %s, not %s: its prices at %s "
-                    "are extrapolated; 'convsel calibrate --threads %d' fits it to them\n",
-                    cmd, had, want, want, threads);
-        }
-        return;
-    }
-    if (same_cpu) {
-        fprintf(stderr,
-                "convsel %s: note: the model measured this CPU with OpenBLAS's %s kernels and this process runs "
-                "its %s ones (OPENBLAS_CORETYPE); 'convsel calibrate' adapts it from a few measurements\n",
-                cmd, cli_blas_isa_name(same_cpu), cli_blas_isa_name(here));
-        return;
-    }
-    char text[512];
-    cli_foreign_cpu_text(model, here, text, sizeof text);
-    fprintf(stderr, "convsel %s: note: %s; 'convsel calibrate' adapts it from a few measurements\n", cmd, text);
-}
-
-void cli_foreign_cpu_text(const convsel_model *model, const convsel_fingerprint *here, char *buf, size_t size)
-{
-    /* The nearest of the model's CPUs: the fewest fields apart. */
-    size_t n = convsel_model_fingerprint_count(model), cpus = 0;
-    const convsel_fingerprint *nearest = NULL;
-    int fewest = 0;
-    for (size_t i = 0; i < n; i++) {
-        const convsel_fingerprint *fp = convsel_model_fingerprint(model, i);
-        size_t k = 0;
-        while (k < i && !convsel_fingerprint_same_cpu(convsel_model_fingerprint(model, k), fp))
-            k++;
-        cpus += k == i; /* setups of one CPU (OpenBLAS's kernels) count once */
-        int d = convsel_fingerprint_diff(here, fp, NULL, 0);
-        if (!nearest || d < fewest)
-            nearest = fp, fewest = d;
-    }
-    if (!nearest) {
-        snprintf(buf, size, "the model names no CPU it was trained on");
-        return;
-    }
-    char diff[384];
-    convsel_fingerprint_diff(here, nearest, diff, sizeof diff);
-    if (cpus == 1)
-        snprintf(buf, size, "the model was trained on another CPU than this one (%s, %s): this one differs in %s",
-                 here->model_name, convsel_isa_name(here->isa_cap), diff);
-    else
-        snprintf(buf, size,
-                 "the model was trained on %zu CPUs, not this one (%s, %s): the nearest of them differs in %s", cpus,
-                 here->model_name, convsel_isa_name(here->isa_cap), diff);
+            "  -o DIR           with several networks: write each plan to DIR/NAME.plan.json\n"
+            "                   (DIR created if missing; two files of one NAME are refused)\n"
+            "  --quiet          no table (with several networks, the summary only)\n");
 }
 
 void cli_print_plan(const convsel_plan *plan)
@@ -181,125 +61,297 @@ void cli_print_plan(const convsel_plan *plan)
     printf("), boundary layout %s\n", convsel_layout_name(plan->boundary_layout));
 }
 
+/* What select does to every network: the options, the model's costs. */
+typedef struct select_job {
+    convsel_select_options opts;
+    convsel_cost_source costs;
+    long verify;
+    double uncertainty, check_time;
+    int check, quiet;
+} select_job;
+
+/* One network's result, for the batch summary. */
+typedef struct select_result {
+    int ok;
+    size_t layers, verified;
+    double total_ms, select_ms;
+    char kept[64];
+} select_result;
+
+/* Selects for one network file, prints its table and writes its plan to out
+ * (NULL: none). The exit code; r says what came of it. */
+static int select_one(const select_job *job, const char *file, long mb, const char *out, select_result *r)
+{
+    convsel_network *net = NULL;
+    convsel_plan *plan = NULL;
+    memset(r, 0, sizeof *r);
+    int rc = cli_load_network("select", file, NULL, mb, &net);
+    if (rc != CLI_OK)
+        return rc;
+    convsel_timing_options topts;
+    convsel_timing_options_default(&topts);
+    double t0 = cli_now();
+    convsel_check_report report;
+    convsel_status st =
+        job->check    ? convsel_select_checked(net, &job->opts, &job->costs, (int)job->verify, job->uncertainty, &topts,
+                                               job->check_time, &plan, &report)
+        : job->verify ? convsel_select_verified(net, &job->opts, &job->costs, (int)job->verify, job->uncertainty, &topts,
+                                                &plan)
+                      : convsel_select(net, &job->opts, &job->costs, &plan);
+    r->select_ms = (cli_now() - t0) * 1e3;
+    if (st != CONVSEL_OK) {
+        rc = cli_fail("select", st);
+        goto done;
+    }
+    if (job->check)
+        cli_kept_name(&report, r->kept, sizeof r->kept);
+    if (!job->quiet) {
+        cli_print_plan(plan);
+        printf("selected in %.2f ms", r->select_ms);
+        if (job->verify)
+            printf("; %zu layer%s verified by measurement in %.2f s", plan->verified_layers,
+                   plan->verified_layers == 1 ? "" : "s", plan->verify_s);
+        printf("\n");
+        if (job->check) {
+            char without[256];
+            cli_without_times(&report, " ms", without, sizeof without);
+            printf("checked end to end in %.2f s: %.3f ms (model plan) / %.3f ms (verified) / %.3f ms "
+                   "(oneDNN alone)%s (0: not timed); kept the %s\n",
+                   report.check_s, report.model_plan_ms, report.verified_ms, report.onednn_alone_ms, without, r->kept);
+        }
+    }
+    if (out && (st = convsel_plan_save(plan, out)) != CONVSEL_OK) {
+        rc = cli_fail("select", st);
+        goto done;
+    }
+    r->ok = 1;
+    r->layers = plan->n_layers;
+    r->verified = plan->verified_layers;
+    r->total_ms = plan->total_ms;
+done:
+    convsel_plan_destroy(plan);
+    convsel_network_destroy(net);
+    return rc;
+}
+
+/* A network file's name without its directory and ".txt". */
+static void file_stem(const char *path, char *buf, size_t size)
+{
+    const char *slash = strrchr(path, '/');
+    const char *base = slash ? slash + 1 : path;
+    size_t n = strlen(base);
+    if (n > 4 && strcmp(base + n - 4, ".txt") == 0)
+        n -= 4;
+    snprintf(buf, size, "%.*s", (int)n, base);
+}
+
+/* The network files of the --net arguments, directories expanded; *batch
+ * set when there are several or a directory was named. */
+static int gather_files(const char *const *args, size_t n_args, char ***files, size_t *n_files, int *batch)
+{
+    *files = NULL;
+    *n_files = 0;
+    *batch = n_args > 1;
+    for (size_t a = 0; a < n_args; a++) {
+        char **some;
+        size_t n;
+        convsel_status st = convsel_network_files(args[a], &some, &n);
+        if (st != CONVSEL_OK)
+            return cli_fail("select", st);
+        if (n != 1 || strcmp(some[0], args[a]) != 0) { /* a directory */
+            *batch = 1;
+            if (!n)
+                fprintf(stderr, "convsel select: --net %s: a directory without network files (*.txt)\n", args[a]);
+        }
+        char **all = n ? realloc(*files, (*n_files + n) * sizeof *all) : *files;
+        if (n && !all) {
+            convsel_network_files_free(some, n);
+            fprintf(stderr, "convsel select: out of memory\n");
+            return CLI_FAIL;
+        }
+        *files = all;
+        memcpy(all + *n_files, some, n * sizeof *some);
+        *n_files += n;
+        free(some); /* the names now belong to *files */
+    }
+    if (!*n_files) {
+        fprintf(stderr, "convsel select: no network file to select for\n");
+        return CLI_USAGE;
+    }
+    return CLI_OK;
+}
+
+/* Two files whose plans would have the same name in the -o directory. */
+static int check_stems(char **files, size_t n, const char *dir)
+{
+    char a[256], b[256];
+    for (size_t i = 0; i < n; i++)
+        for (size_t j = i + 1; j < n; j++) {
+            file_stem(files[i], a, sizeof a);
+            file_stem(files[j], b, sizeof b);
+            if (strcmp(a, b) == 0) {
+                fprintf(stderr, "convsel select: %s and %s would both write %s/%s.plan.json\n", files[i], files[j],
+                        dir, a);
+                return CLI_USAGE;
+            }
+        }
+    return CLI_OK;
+}
+
+static void print_summary(char **files, const select_result *res, size_t n, const char *dir, const select_job *job)
+{
+    size_t failed = 0;
+    printf("\n%-28s %7s %12s %11s", "network", "layers", "total_ms", "select_ms");
+    if (job->verify)
+        printf(" %9s", "verified");
+    if (job->check)
+        printf(" %-20s", "kept");
+    printf(" %s\n", dir ? "plan" : "");
+    for (size_t i = 0; i < n; i++) {
+        char stem[256];
+        file_stem(files[i], stem, sizeof stem);
+        if (!res[i].ok) {
+            printf("%-28.28s failed (%s)\n", stem, files[i]);
+            failed++;
+            continue;
+        }
+        printf("%-28.28s %7zu %12.4f %11.2f", stem, res[i].layers, res[i].total_ms, res[i].select_ms);
+        if (job->verify)
+            printf(" %9zu", res[i].verified);
+        if (job->check)
+            printf(" %-20s", res[i].kept);
+        if (dir)
+            printf(" %s/%s.plan.json", dir, stem);
+        printf("\n");
+    }
+    printf("%zu network%s: %zu selected, %zu failed\n", n, n == 1 ? "" : "s", n - failed, failed);
+}
+
 int cmd_select(int argc, char **argv)
 {
-    const char *net_file = NULL, *model_file = NULL, *out = NULL, *exclude = NULL, *v;
-    long mb = 0, threads = 1, verify = 0;
-    double max_error = 0.0, uncertainty = -1.0, check_time = 2.0;
-    int quiet = 0, check = 0, alone = 0;
+    const char *model_file = NULL, *out = NULL, *exclude = NULL, *v;
+    const char **net_args = calloc(argc > 0 ? (size_t)argc : 1, sizeof *net_args);
+    size_t n_net_args = 0;
+    long mb = 0, threads = 1;
+    double max_error = 0.0;
+    int alone = 0, rc = CLI_USAGE;
+    select_job job = {.uncertainty = -1.0, .check_time = 2.0};
+    if (!net_args) {
+        fprintf(stderr, "convsel select: out of memory\n");
+        return CLI_FAIL;
+    }
     for (int i = 1; i < argc; i++) {
         if (cli_is_help(argv[i])) {
             usage(stdout);
+            free(net_args);
             return CLI_OK;
         } else if (!strcmp(argv[i], "--net")) {
-            if (!(net_file = cli_value("select", argc, argv, &i)))
-                return CLI_USAGE;
+            if (!(net_args[n_net_args++] = cli_value("select", argc, argv, &i)))
+                goto usage_error;
         } else if (!strcmp(argv[i], "--model")) {
             if (!(model_file = cli_value("select", argc, argv, &i)))
-                return CLI_USAGE;
+                goto usage_error;
         } else if (!strcmp(argv[i], "-o")) {
             if (!(out = cli_value("select", argc, argv, &i)))
-                return CLI_USAGE;
+                goto usage_error;
         } else if (!strcmp(argv[i], "--exclude")) {
             if (!(exclude = cli_value("select", argc, argv, &i)))
-                return CLI_USAGE;
+                goto usage_error;
         } else if (!strcmp(argv[i], "--mb")) {
             if (!(v = cli_value("select", argc, argv, &i)) || !cli_parse_long("select", "--mb", v, 1, 1 << 20, &mb))
-                return CLI_USAGE;
+                goto usage_error;
         } else if (!strcmp(argv[i], "--threads")) {
             if (!(v = cli_value("select", argc, argv, &i)) ||
                 !cli_parse_long("select", "--threads", v, 1, 1024, &threads))
-                return CLI_USAGE;
+                goto usage_error;
         } else if (!strcmp(argv[i], "--verify")) {
-            if (!(v = cli_value("select", argc, argv, &i)) || !cli_parse_long("select", "--verify", v, 0, 64, &verify))
-                return CLI_USAGE;
+            if (!(v = cli_value("select", argc, argv, &i)) ||
+                !cli_parse_long("select", "--verify", v, 0, 64, &job.verify))
+                goto usage_error;
         } else if (!strcmp(argv[i], "--max-error")) {
             if (!(v = cli_value("select", argc, argv, &i)) ||
                 !cli_parse_double("select", "--max-error", v, 0.0, 1.0, &max_error))
-                return CLI_USAGE;
+                goto usage_error;
         } else if (!strcmp(argv[i], "--uncertainty")) {
             if (!(v = cli_value("select", argc, argv, &i)) ||
-                !cli_parse_double("select", "--uncertainty", v, 0.0, 10.0, &uncertainty))
-                return CLI_USAGE;
+                !cli_parse_double("select", "--uncertainty", v, 0.0, 10.0, &job.uncertainty))
+                goto usage_error;
         } else if (!strcmp(argv[i], "--alone")) {
             alone = 1;
         } else if (!strcmp(argv[i], "--check")) {
-            check = 1;
+            job.check = 1;
         } else if (!strcmp(argv[i], "--check-time")) {
             if (!(v = cli_value("select", argc, argv, &i)) ||
-                !cli_parse_double("select", "--check-time", v, 0.0, 600.0, &check_time))
-                return CLI_USAGE;
+                !cli_parse_double("select", "--check-time", v, 0.0, 600.0, &job.check_time))
+                goto usage_error;
         } else if (!strcmp(argv[i], "--quiet")) {
-            quiet = 1;
+            job.quiet = 1;
         } else {
             fprintf(stderr, "convsel select: unknown argument '%s'\n", argv[i]);
             usage(stderr);
-            return CLI_USAGE;
+            goto usage_error;
         }
     }
-    if (!net_file) {
+    if (!n_net_args) {
         fprintf(stderr, "convsel select: --net FILE is required\n");
-        return CLI_USAGE;
+        goto usage_error;
     }
-    if (out && cli_check_output("select", "-o", out) != CLI_OK)
-        return CLI_USAGE;
-    size_t np = convsel_primitive_count();
+
+    char **files = NULL;
+    size_t n_files = 0, np = convsel_primitive_count();
+    int batch = 0;
     unsigned char *excluded = calloc(np, 1);
-    convsel_network *net = NULL;
     convsel_model *model = NULL;
-    convsel_plan *plan = NULL;
-    int rc = excluded ? CLI_OK : CLI_FAIL;
+    select_result *res = NULL;
+    rc = excluded ? gather_files(net_args, n_net_args, &files, &n_files, &batch) : CLI_FAIL;
+    /* Several networks write their plans into -o DIR, one NAME.plan.json
+     * each; one writes -o PLAN. Either is checked before any work. */
+    if (rc == CLI_OK && batch && out)
+        rc = check_stems(files, n_files, out);
+    if (rc == CLI_OK && out)
+        rc = batch ? cli_prepare_dir("select", "-o", out) : cli_check_output("select", "-o", out);
     if (rc == CLI_OK && exclude)
         rc = cli_parse_primitive_set("select", exclude, excluded);
-    if (rc == CLI_OK)
-        rc = cli_load_network("select", net_file, NULL, mb, &net);
+    if (rc == CLI_OK && !(res = calloc(n_files, sizeof *res)))
+        rc = CLI_FAIL;
     if (rc == CLI_OK)
         rc = cli_open_model("select", model_file, &model);
     if (rc == CLI_OK) {
         convsel_model_costs mc = {.model = model};
         convsel_fingerprint_get(&mc.cpu);
         cli_warn_cpu("select", model, &mc.cpu, (int)threads);
-        convsel_cost_source costs = convsel_model_costs_source(&mc);
-        convsel_select_options opts = {(int)threads, max_error, excluded, 1, alone};
-        if (uncertainty < 0.0)
-            uncertainty = convsel_model_uncertainty(model);
-        convsel_timing_options topts;
-        convsel_timing_options_default(&topts);
-        double t0 = cli_now();
-        convsel_check_report report;
-        convsel_status st =
-            check    ? convsel_select_checked(net, &opts, &costs, (int)verify, uncertainty, &topts, check_time, &plan,
-                                              &report)
-            : verify ? convsel_select_verified(net, &opts, &costs, (int)verify, uncertainty, &topts, &plan)
-                     : convsel_select(net, &opts, &costs, &plan);
-        double select_ms = (cli_now() - t0) * 1e3;
-        if (st != CONVSEL_OK) {
-            rc = cli_fail("select", st);
-        } else {
-            if (!quiet) {
-                cli_print_plan(plan);
-                printf("selected in %.2f ms", select_ms);
-                if (verify)
-                    printf("; %zu layer%s verified by measurement in %.2f s", plan->verified_layers,
-                           plan->verified_layers == 1 ? "" : "s", plan->verify_s);
-                printf("\n");
-                if (check) {
-                    char kept[64], without[256];
-                    cli_kept_name(&report, kept, sizeof kept);
-                    cli_without_times(&report, " ms", without, sizeof without);
-                    printf("checked end to end in %.2f s: %.3f ms (model plan) / %.3f ms (verified) / %.3f ms "
-                           "(oneDNN alone)%s (0: not timed); kept the %s\n",
-                           report.check_s, report.model_plan_ms, report.verified_ms, report.onednn_alone_ms, without,
-                           kept);
-                }
+        job.costs = convsel_model_costs_source(&mc);
+        job.opts = (convsel_select_options){(int)threads, max_error, excluded, 1, alone};
+        if (job.uncertainty < 0.0)
+            job.uncertainty = convsel_model_uncertainty(model);
+        /* A network that fails is said and the others go on: the exit
+         * code is the first failure's. */
+        for (size_t f = 0; f < n_files; f++) {
+            char path[4096], stem[256];
+            const char *plan_out = out;
+            file_stem(files[f], stem, sizeof stem);
+            if (batch && out) {
+                snprintf(path, sizeof path, "%s/%s.plan.json", out, stem);
+                plan_out = path;
             }
-            if (out && (st = convsel_plan_save(plan, out)) != CONVSEL_OK)
-                rc = cli_fail("select", st);
+            if (batch && !job.quiet)
+                printf("%s== %s (%s)\n", f ? "\n" : "", stem, files[f]);
+            fflush(stdout); /* in order with a failure's message on stderr */
+            int one = select_one(&job, files[f], mb, plan_out, &res[f]);
+            if (one != CLI_OK && rc == CLI_OK)
+                rc = one;
         }
+        if (batch)
+            print_summary(files, res, n_files, out, &job);
     }
-    convsel_plan_destroy(plan);
     convsel_model_destroy(model);
-    convsel_network_destroy(net);
+    convsel_network_files_free(files, n_files);
+    free(res);
     free(excluded);
+    free(net_args);
     return rc;
+
+usage_error:
+    free(net_args);
+    return CLI_USAGE;
 }
