@@ -238,5 +238,40 @@ expect_rc 2 select --net "$tmp/empty_dir"
 grep -q "a directory without network files" "$tmp/err" || fail "batch select, empty directory: $(cat "$tmp/err")"
 expect_rc 1 select --net "$tmp/nets" --net "$tmp/missing_dir"
 grep -q "missing_dir: No such file or directory" "$tmp/err" || fail "batch select, a missing path: $(cat "$tmp/err")"
+# --resume: an earlier run's plans are kept where they are this network's, with these threads,
+# model and CPU; a corrupt or stale one is said and selected again, to the same plan.
+rm -f "$tmp/nets/c_bad.txt"
+expect_rc 0 select --net "$tmp/nets" --net "$tmp/tiny.txt" -o "$tmp/plans4" --quiet
+cp -r "$tmp/plans4" "$tmp/plans4.first"
+echo '{"format": "convsel-plan"' >"$tmp/plans4/b_tiny.plan.json"
+expect_rc 0 select --net "$tmp/nets" --net "$tmp/tiny.txt" -o "$tmp/plans4" --quiet --resume
+grep -q "^3 networks: 1 selected, 2 kept from an earlier run, 0 failed$" "$tmp/out" ||
+    fail "--resume, the count: $(cat "$tmp/out")"
+grep -q "^a_small .* kept $tmp/plans4/a_small.plan.json$" "$tmp/out" || fail "--resume, a_small not kept: $(cat "$tmp/out")"
+grep -q "note: $tmp/plans4/b_tiny.plan.json is not kept (.*): selecting again" "$tmp/err" ||
+    fail "--resume, the corrupt plan not said: $(cat "$tmp/err")"
+for name in a_small b_tiny tiny; do
+    cmp -s "$tmp/plans4/$name.plan.json" "$tmp/plans4.first/$name.plan.json" || fail "--resume: $name's plan changed"
+done
+expect_rc 0 select --net "$tmp/nets" -o "$tmp/plans4" --threads 2 --resume --quiet
+grep -q "^2 networks: 2 selected, 0 kept from an earlier run, 0 failed$" "$tmp/out" ||
+    fail "--resume at other threads kept a plan: $(cat "$tmp/out")"
+grep -q "a_small.plan.json is not kept (other threads): selecting again" "$tmp/err" ||
+    fail "--resume at other threads, not said: $(cat "$tmp/err")"
+expect_rc 0 select --net "$tmp/tiny.txt" -o "$tmp/alone.json" --resume
+grep -q "^kept $tmp/alone.json: made by an earlier run for this network, 1 thread, model " "$tmp/out" ||
+    fail "--resume with one network: $(cat "$tmp/out")"
+grep -q "^tiny:a" "$tmp/out" && fail "--resume with one network selected again: $(cat "$tmp/out")"
+expect_rc 0 select --net "$tmp/tiny.txt" --mb 2 -o "$tmp/alone.json" --resume --quiet
+grep -q "is not kept (another network or batch)" "$tmp/err" || fail "--resume at another batch: $(cat "$tmp/err")"
+sed 's/"model_id": *"[^"]*"/"model_id": "0123456789abcdef"/' "$tmp/plans4.first/tiny.plan.json" >"$tmp/alone.json"
+expect_rc 0 select --net "$tmp/tiny.txt" -o "$tmp/alone.json" --resume --quiet
+grep -q "is not kept (another model)" "$tmp/err" || fail "--resume, a plan of another model: $(cat "$tmp/err")"
+sed 's/"cores": *[0-9]*/"cores": 999/' "$tmp/plans4.first/tiny.plan.json" >"$tmp/alone.json"
+expect_rc 0 select --net "$tmp/tiny.txt" -o "$tmp/alone.json" --resume --quiet
+grep -q "is not kept (another CPU or OpenBLAS setup)" "$tmp/err" || fail "--resume, a plan of another CPU: $(cat "$tmp/err")"
+cmp -s "$tmp/alone.json" "$tmp/plans4.first/tiny.plan.json" || fail "--resume, selected again: not the same plan"
+expect_rc 2 select --net "$tmp/nets" --resume
+grep -q -- "--resume keeps the plans at -o" "$tmp/err" || fail "--resume without -o: $(cat "$tmp/err")"
 
 finish cli_selector

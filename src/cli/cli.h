@@ -24,6 +24,10 @@ int cli_parse_double(const char *cmd, const char *opt, const char *text, double 
 const char *cli_value(const char *cmd, int argc, char **argv, int *i);
 /* A network from --net FILE or a single descriptor (exactly one given). */
 int cli_load_network(const char *cmd, const char *net_file, const char *desc, long mb, convsel_network **net);
+/* 1 when plan describes net's expanded layer sequence (each layer's shape and
+ * batch, names aside); else 0, with the first layer that differs said on
+ * stderr under cmd's name (cmd NULL: silent). */
+int cli_plan_matches(const convsel_plan *plan, const convsel_network *net, const char *cmd);
 /* Marks in mask (convsel_primitive_count() entries) the primitives named, or
  * belonging to the families named, in a comma-separated list. */
 int cli_parse_primitive_set(const char *cmd, const char *list, unsigned char *mask);

@@ -38,28 +38,6 @@ static convsel_status run_once(void *ctx)
     return convsel_runner_run(ctx);
 }
 
-/* The plan must describe the network's expanded layer sequence. */
-static int plan_matches(const convsel_plan *plan, const convsel_network *net)
-{
-    size_t k = 0;
-    for (size_t l = 0; l < convsel_network_size(net); l++) {
-        const convsel_problem *p = convsel_network_layer(net, l);
-        for (int r = 0; r < p->repeat; r++, k++) {
-            if (k >= plan->n_layers)
-                return 0;
-            convsel_problem a = *p, b = plan->layers[k].problem;
-            a.repeat = b.repeat = 1;
-            a.name[0] = b.name[0] = '\0';
-            if (memcmp(&a, &b, sizeof a) != 0) {
-                fprintf(stderr, "convsel run: layer %zu of the plan is not layer %zu of the network\n", k + 1,
-                        l + 1);
-                return 0;
-            }
-        }
-    }
-    return k == plan->n_layers;
-}
-
 /* A warning on stderr when the plan was made on another CPU or setup. */
 static void warn_foreign(const convsel_plan *plan, const char *file, const convsel_fingerprint *here)
 {
@@ -200,7 +178,7 @@ int cmd_run(int argc, char **argv)
     if (rc == CLI_OK)
         rc = cli_load_network("run", net_file, NULL, plans[0]->mb, &net);
     for (size_t i = 0; i < n && rc == CLI_OK; i++)
-        if (!plan_matches(plans[i], net)) {
+        if (!cli_plan_matches(plans[i], net, "run")) {
             fprintf(stderr, "convsel run: plan %s was not made for network %s at mb%lld\n", files[i], net_file,
                     (long long)plans[i]->mb);
             rc = CLI_FAIL;

@@ -2,6 +2,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "cli.h"
 
@@ -11,7 +12,7 @@ static void usage(FILE *out)
             "usage: convsel select --net FILE|DIR... [--mb N] [--threads N] [--model M] [--max-error E]\n"
             "                      [--exclude LIST] [--verify K] [--alone] [--uncertainty U] [--check]\n"
             "                      [--check-time S]\n"
-            "                      [-o PLAN|DIR] [--quiet]\n"
+            "                      [-o PLAN|DIR] [--resume] [--quiet]\n"
             "\n"
             "Predicts every applicable primitive on every layer and chooses by dynamic programming\n"
             "along the layer sequence, counting the reorders between layouts (docs/selection.md).\n"
@@ -38,6 +39,10 @@ static void usage(FILE *out)
             "  -o PLAN          write the plan (JSON, docs/plan-format.md)\n"
             "  -o DIR           with several networks: write each plan to DIR/NAME.plan.json\n"
             "                   (DIR created if missing; two files of one NAME are refused)\n"
+            "  --resume         keep a plan already at -o when it was made for this network (its\n"
+            "                   layers and batch), these threads, this model and this CPU: an\n"
+            "                   interrupted run goes on where it stopped (a plan does not record\n"
+            "                   --verify, --check, --exclude or --max-error: give the same ones)\n"
             "  --quiet          no table (with several networks, the summary only)\n");
 }
 
@@ -67,16 +72,58 @@ typedef struct select_job {
     convsel_cost_source costs;
     long verify;
     double uncertainty, check_time;
-    int check, quiet;
+    int check, quiet, resume;
+    const char *model_id;          /* the model's, as plans record it */
+    const convsel_fingerprint *cpu; /* this CPU */
 } select_job;
 
 /* One network's result, for the batch summary. */
 typedef struct select_result {
-    int ok;
+    int ok, resumed; /* resumed: an earlier run's plan kept (--resume) */
     size_t layers, verified;
     double total_ms, select_ms;
     char kept[64];
 } select_result;
+
+/* Why the plan at path is not what select would make for net now, as far
+ * as a plan records it (NULL: it is); options it does not record (--verify,
+ * --exclude, ...) are the user's to keep. */
+static const char *stale_reason(const select_job *job, const convsel_plan *old, const convsel_network *net)
+{
+    if (!cli_plan_matches(old, net, NULL))
+        return "another network or batch";
+    if (old->threads != job->opts.threads)
+        return "other threads";
+    if (strcmp(old->model_id, job->model_id) != 0)
+        return "another model";
+    if (!convsel_fingerprint_same_setup(&old->cpu, job->cpu))
+        return "another CPU or OpenBLAS setup";
+    return NULL;
+}
+
+/* --resume: keeps the plan an earlier run wrote to out when it is this
+ * network's, with these threads, model and CPU; 1 when kept. */
+static int resume_one(const select_job *job, const convsel_network *net, const char *out, select_result *r)
+{
+    convsel_plan *old = NULL;
+    if (access(out, F_OK) != 0)
+        return 0;
+    const char *why = convsel_plan_load(out, &old) != CONVSEL_OK ? convsel_last_error() : stale_reason(job, old, net);
+    if (why) {
+        fprintf(stderr, "convsel select: note: %s is not kept (%s): selecting again\n", out, why);
+        fflush(stderr);
+    } else {
+        r->ok = r->resumed = 1;
+        r->layers = old->n_layers;
+        r->verified = old->verified_layers;
+        r->total_ms = old->total_ms;
+        if (!job->quiet)
+            printf("kept %s: made by an earlier run for this network, %d thread%s, model %s, this CPU\n", out,
+                   old->threads, old->threads == 1 ? "" : "s", old->model_id);
+    }
+    convsel_plan_destroy(old);
+    return r->resumed;
+}
 
 /* Selects for one network file, prints its table and writes its plan to out
  * (NULL: none). The exit code; r says what came of it. */
@@ -88,6 +135,8 @@ static int select_one(const select_job *job, const char *file, long mb, const ch
     int rc = cli_load_network("select", file, NULL, mb, &net);
     if (rc != CLI_OK)
         return rc;
+    if (job->resume && out && resume_one(job, net, out, r))
+        goto done;
     convsel_timing_options topts;
     convsel_timing_options_default(&topts);
     double t0 = cli_now();
@@ -200,7 +249,7 @@ static int check_stems(char **files, size_t n, const char *dir)
 
 static void print_summary(char **files, const select_result *res, size_t n, const char *dir, const select_job *job)
 {
-    size_t failed = 0;
+    size_t failed = 0, resumed = 0;
     printf("\n%-28s %7s %12s %11s", "network", "layers", "total_ms", "select_ms");
     if (job->verify)
         printf(" %9s", "verified");
@@ -215,16 +264,23 @@ static void print_summary(char **files, const select_result *res, size_t n, cons
             failed++;
             continue;
         }
-        printf("%-28.28s %7zu %12.4f %11.2f", stem, res[i].layers, res[i].total_ms, res[i].select_ms);
+        resumed += (size_t)res[i].resumed;
+        if (res[i].resumed)
+            printf("%-28.28s %7zu %12.4f %11s", stem, res[i].layers, res[i].total_ms, "kept");
+        else
+            printf("%-28.28s %7zu %12.4f %11.2f", stem, res[i].layers, res[i].total_ms, res[i].select_ms);
         if (job->verify)
             printf(" %9zu", res[i].verified);
         if (job->check)
-            printf(" %-20s", res[i].kept);
+            printf(" %-20s", res[i].resumed ? "-" : res[i].kept);
         if (dir)
             printf(" %s/%s.plan.json", dir, stem);
         printf("\n");
     }
-    printf("%zu network%s: %zu selected, %zu failed\n", n, n == 1 ? "" : "s", n - failed, failed);
+    printf("%zu network%s: %zu selected, ", n, n == 1 ? "" : "s", n - failed - resumed);
+    if (job->resume)
+        printf("%zu kept from an earlier run, ", resumed);
+    printf("%zu failed\n", failed);
 }
 
 int cmd_select(int argc, char **argv)
@@ -286,6 +342,8 @@ int cmd_select(int argc, char **argv)
                 goto usage_error;
         } else if (!strcmp(argv[i], "--quiet")) {
             job.quiet = 1;
+        } else if (!strcmp(argv[i], "--resume")) {
+            job.resume = 1;
         } else {
             fprintf(stderr, "convsel select: unknown argument '%s'\n", argv[i]);
             usage(stderr);
@@ -294,6 +352,10 @@ int cmd_select(int argc, char **argv)
     }
     if (!n_net_args) {
         fprintf(stderr, "convsel select: --net FILE is required\n");
+        goto usage_error;
+    }
+    if (job.resume && !out) {
+        fprintf(stderr, "convsel select: --resume keeps the plans at -o: give -o\n");
         goto usage_error;
     }
 
@@ -321,6 +383,8 @@ int cmd_select(int argc, char **argv)
         convsel_fingerprint_get(&mc.cpu);
         cli_warn_cpu("select", model, &mc.cpu, (int)threads);
         job.costs = convsel_model_costs_source(&mc);
+        job.model_id = convsel_model_id(model);
+        job.cpu = &mc.cpu;
         job.opts = (convsel_select_options){(int)threads, max_error, excluded, 1, alone};
         if (job.uncertainty < 0.0)
             job.uncertainty = convsel_model_uncertainty(model);

@@ -248,3 +248,25 @@ void cli_without_times(const convsel_check_report *report, const char *unit, cha
         len += (size_t)w;
     }
 }
+
+int cli_plan_matches(const convsel_plan *plan, const convsel_network *net, const char *cmd)
+{
+    size_t k = 0;
+    for (size_t l = 0; l < convsel_network_size(net); l++) {
+        const convsel_problem *p = convsel_network_layer(net, l);
+        for (int r = 0; r < p->repeat; r++, k++) {
+            if (k >= plan->n_layers)
+                return 0;
+            convsel_problem a = *p, b = plan->layers[k].problem;
+            a.repeat = b.repeat = 1;
+            a.name[0] = b.name[0] = '\0';
+            if (memcmp(&a, &b, sizeof a) != 0) {
+                if (cmd)
+                    fprintf(stderr, "convsel %s: layer %zu of the plan is not layer %zu of the network\n", cmd, k + 1,
+                            l + 1);
+                return 0;
+            }
+        }
+    }
+    return k == plan->n_layers;
+}
