@@ -85,8 +85,8 @@ typedef struct select_result {
     char kept[64];
 } select_result;
 
-/* Why the plan at path is not what select would make for net now, as far
- * as a plan records it (NULL: it is); options it does not record (--verify,
+/* Why old is not a plan select would make for net now, as far as a plan
+ * records it (NULL: it may be); options it does not record (--verify,
  * --exclude, ...) are the user's to keep. */
 static const char *stale_reason(const select_job *job, const convsel_plan *old, const convsel_network *net)
 {
