@@ -219,7 +219,8 @@ static int gather_files(const char *const *args, size_t n_args, char ***files, s
             return CLI_FAIL;
         }
         *files = all;
-        memcpy(all + *n_files, some, n * sizeof *some);
+        if (n)
+            memcpy(all + *n_files, some, n * sizeof *some);
         *n_files += n;
         free(some); /* the names now belong to *files */
     }
