@@ -692,6 +692,25 @@ typedef struct convsel_plan_layer {
     int verified;                /* 1 when --verify timed the candidates here */
 } convsel_plan_layer;
 
+/*
+ * What a plan was made with beyond its network, threads, model and CPU: the
+ * selection options that change its choices ("made_with" in the file,
+ * docs/plan-format.md). convsel_select, convsel_select_verified and
+ * convsel_select_checked fill it from their arguments; `select --resume`
+ * keeps an earlier plan only when its made_with equals the run's.
+ */
+typedef struct convsel_plan_made_with {
+    int recorded;               /* 0: read from a file written before plans recorded it */
+    double max_error;           /* the selector's max_error; 0 = no bound */
+    char excluded[2048];        /* the excluded primitives' names, in catalogue order,
+                                   comma-separated; "" for none */
+    int verify_k;               /* convsel_select_verified's k; 0 when not verified (k < 2) */
+    int verify_alone;           /* with verify_k: decided by the candidates' times alone */
+    double uncertainty;         /* with verify_k: the relative uncertainty it used */
+    int checked;                /* 1: convsel_select_checked kept the fastest end to end */
+    double check_time_s;        /* with checked: its max_time_s */
+} convsel_plan_made_with;
+
 typedef struct convsel_plan {
     char network[128];
     int64_t mb;
@@ -705,6 +724,7 @@ typedef struct convsel_plan {
     double reorder_ms;           /* reorders and cold reads (the layers' cold_in_ms) */
     size_t verified_layers;
     double verify_s;
+    convsel_plan_made_with made_with;
 } convsel_plan;
 
 /*
@@ -802,6 +822,16 @@ void convsel_measured_costs_destroy(convsel_measured_costs *costs);
 convsel_cost_source convsel_measured_costs_source(convsel_measured_costs *costs);
 /* Seconds spent measuring so far (creation, warm-up and timing). */
 double convsel_measured_costs_seconds(const convsel_measured_costs *costs);
+
+/*
+ * The made_with a selection with these arguments records (opts NULL: the
+ * defaults; verify_k < 2: not verified; checked 0: not checked). Fails with
+ * TOO_LARGE when the excluded names do not fit.
+ */
+convsel_status convsel_plan_made_with_init(convsel_plan_made_with *mw, const convsel_select_options *opts,
+                                           int verify_k, double uncertainty, int checked, double check_time_s);
+/* 1 when a and b record the same options (both recorded). */
+int convsel_plan_made_with_equal(const convsel_plan_made_with *a, const convsel_plan_made_with *b);
 
 void convsel_plan_destroy(convsel_plan *plan);
 /* Writes / reads the JSON plan file of docs/plan-format.md. Reading checks

@@ -291,6 +291,11 @@ convsel_status convsel_select_checked(const convsel_network *network, const conv
         st = convsel_select_verified(network, opts, costs, k, uncertainty, timing, &verified);
     if (st == CONVSEL_OK)
         st = convsel_check_plans(network, opts, costs, model_plan, verified, max_time_s, plan, report);
+    if (st == CONVSEL_OK &&
+        (st = convsel_plan_made_with_init(&(*plan)->made_with, opts, k, uncertainty, 1, max_time_s)) != CONVSEL_OK) {
+        convsel_plan_destroy(*plan);
+        *plan = NULL;
+    }
     convsel_plan_destroy(model_plan);
     convsel_plan_destroy(verified);
     return st;

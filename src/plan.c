@@ -22,6 +22,42 @@ void convsel_plan_destroy(convsel_plan *plan)
     free(plan);
 }
 
+convsel_status convsel_plan_made_with_init(convsel_plan_made_with *mw, const convsel_select_options *opts,
+                                           int verify_k, double uncertainty, int checked, double check_time_s)
+{
+    memset(mw, 0, sizeof *mw);
+    mw->recorded = 1;
+    if (opts) {
+        mw->max_error = opts->max_error > 0 ? opts->max_error : 0.0;
+        size_t n = 0;
+        for (size_t i = 0; opts->excluded && i < convsel_primitive_count(); i++) {
+            if (!opts->excluded[i])
+                continue;
+            int w = snprintf(mw->excluded + n, sizeof mw->excluded - n, "%s%s", n ? "," : "", convsel_primitive_name(i));
+            if (w < 0 || (size_t)w >= sizeof mw->excluded - n)
+                return convsel_error(CONVSEL_TOO_LARGE, "the excluded primitives' names do not fit a plan");
+            n += (size_t)w;
+        }
+    }
+    if (verify_k >= 2) {
+        mw->verify_k = verify_k;
+        mw->verify_alone = opts && opts->verify_alone;
+        mw->uncertainty = uncertainty;
+    }
+    if (checked) {
+        mw->checked = 1;
+        mw->check_time_s = check_time_s;
+    }
+    return CONVSEL_OK;
+}
+
+int convsel_plan_made_with_equal(const convsel_plan_made_with *a, const convsel_plan_made_with *b)
+{
+    return a->recorded && b->recorded && a->max_error == b->max_error && !strcmp(a->excluded, b->excluded) &&
+           a->verify_k == b->verify_k && a->verify_alone == b->verify_alone && a->uncertainty == b->uncertainty &&
+           a->checked == b->checked && a->check_time_s == b->check_time_s;
+}
+
 static void json_string(FILE *f, const char *s)
 {
     fputc('"', f);
@@ -42,6 +78,21 @@ static void json_key_string(FILE *f, const char *indent, const char *key, const 
     fprintf(f, "%s\"%s\": ", indent, key);
     json_string(f, value);
     fprintf(f, "%s\n", comma ? "," : "");
+}
+
+/* Doubles as %.17g, so that they read back equal. */
+static void write_made_with(FILE *f, const convsel_plan_made_with *mw)
+{
+    fprintf(f, "  \"made_with\": {\"max_error\": %.17g, \"excluded\": [", mw->max_error);
+    for (const char *p = mw->excluded; *p;) {
+        size_t n = strcspn(p, ",");
+        fprintf(f, "%s\"%.*s\"", p == mw->excluded ? "" : ", ", (int)n, p);
+        p += n + (p[n] == ',');
+    }
+    fprintf(f, "], \"verify\": %d, \"verify_alone\": %s, \"uncertainty\": %.17g, \"checked\": %s, "
+               "\"check_time_s\": %.17g},\n",
+            mw->verify_k, mw->verify_alone ? "true" : "false", mw->uncertainty, mw->checked ? "true" : "false",
+            mw->check_time_s);
 }
 
 convsel_status convsel_plan_save(const convsel_plan *plan, const char *path)
@@ -69,6 +120,8 @@ convsel_status convsel_plan_save(const convsel_plan *plan, const char *path)
     json_key_string(f, "  ", "boundary_layout", convsel_layout_name(plan->boundary_layout), 1);
     fprintf(f, "  \"total_ms\": %.6f,\n  \"reorder_ms\": %.6f,\n", plan->total_ms, plan->reorder_ms);
     fprintf(f, "  \"verified_layers\": %zu,\n  \"verify_s\": %.6f,\n", plan->verified_layers, plan->verify_s);
+    if (plan->made_with.recorded)
+        write_made_with(f, &plan->made_with);
     fprintf(f, "  \"layers\": [\n");
     for (size_t i = 0; i < plan->n_layers; i++) {
         const convsel_plan_layer *l = &plan->layers[i];
@@ -288,6 +341,77 @@ static int read_cpu(struct reader *r, convsel_fingerprint *fp)
     return expect(r, '}');
 }
 
+/* made_with's excluded names, back into catalogue order. */
+static int read_excluded(struct reader *r, char *out, size_t size)
+{
+    size_t np = convsel_primitive_count(), index, n = 0;
+    char name[64], msg[128];
+    unsigned char *flags = calloc(np ? np : 1, 1);
+    if (!flags)
+        return reader_fail(r, "out of memory") == CONVSEL_OK;
+    int ok = expect(r, '[');
+    if (ok && !accept(r, ']')) {
+        do {
+            ok = read_string(r, name, sizeof name);
+            if (ok && convsel_primitive_find(name, &index) != CONVSEL_OK) {
+                snprintf(msg, sizeof msg, "unknown primitive '%s' in made_with", name);
+                ok = reader_fail(r, msg) == CONVSEL_OK;
+            }
+            if (ok)
+                flags[index] = 1;
+        } while (ok && accept(r, ','));
+        ok = ok && expect(r, ']');
+    }
+    out[0] = '\0';
+    for (size_t i = 0; ok && i < np; i++) {
+        if (!flags[i])
+            continue;
+        int w = snprintf(out + n, size - n, "%s%s", n ? "," : "", convsel_primitive_name(i));
+        if (w < 0 || (size_t)w >= size - n)
+            ok = reader_fail(r, "made_with's excluded names are too long") == CONVSEL_OK;
+        else
+            n += (size_t)w;
+    }
+    free(flags);
+    return ok;
+}
+
+static int read_made_with(struct reader *r, convsel_plan_made_with *mw)
+{
+    char key[64];
+    int64_t v = 0;
+    memset(mw, 0, sizeof *mw);
+    if (!expect(r, '{'))
+        return 0;
+    do {
+        if (!read_string(r, key, sizeof key) || !expect(r, ':'))
+            return 0;
+        int ok;
+        if (!strcmp(key, "max_error")) {
+            ok = read_number(r, &mw->max_error);
+        } else if (!strcmp(key, "excluded")) {
+            ok = read_excluded(r, mw->excluded, sizeof mw->excluded);
+        } else if (!strcmp(key, "verify")) {
+            ok = read_int(r, 0, 1 << 20, &v);
+            mw->verify_k = (int)v;
+        } else if (!strcmp(key, "verify_alone")) {
+            ok = read_bool(r, &mw->verify_alone);
+        } else if (!strcmp(key, "uncertainty")) {
+            ok = read_number(r, &mw->uncertainty);
+        } else if (!strcmp(key, "checked")) {
+            ok = read_bool(r, &mw->checked);
+        } else if (!strcmp(key, "check_time_s")) {
+            ok = read_number(r, &mw->check_time_s);
+        } else {
+            ok = reader_fail(r, "unknown key in made_with") == CONVSEL_OK;
+        }
+        if (!ok)
+            return 0;
+    } while (accept(r, ','));
+    mw->recorded = 1;
+    return expect(r, '}');
+}
+
 static int read_layer(struct reader *r, convsel_plan_layer *l)
 {
     char key[64], text[512];
@@ -439,6 +563,8 @@ convsel_status convsel_plan_load(const char *path, convsel_plan **out)
             plan->threads = (int)v;
         } else if (!strcmp(key, "cpu")) {
             ok = read_cpu(&r, &plan->cpu);
+        } else if (!strcmp(key, "made_with")) {
+            ok = read_made_with(&r, &plan->made_with);
         } else if (!strcmp(key, "boundary_layout")) {
             ok = read_layout(&r, &plan->boundary_layout);
         } else if (!strcmp(key, "total_ms")) {

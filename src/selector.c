@@ -580,6 +580,8 @@ convsel_status convsel_select(const convsel_network *network, const convsel_sele
         const convsel_plan_layer *l = &plan->layers[i];
         plan->reorder_ms += l->reorder_in_ms + l->reorder_out_ms + l->cold_in_ms;
     }
+    if ((st = convsel_plan_made_with_init(&plan->made_with, &opts, 0, 0.0, 0, 0.0)) != CONVSEL_OK)
+        goto done;
     *plan_out = plan;
     plan = NULL;
 

@@ -416,7 +416,13 @@ convsel_status convsel_select_verified(const convsel_network *network, const con
                                        const convsel_cost_source *costs, int k, double uncertainty,
                                        const convsel_timing_options *timing, convsel_plan **plan)
 {
-    return convsel_verify_select(network, opts, costs, k, uncertainty, timing, plan, NULL, NULL);
+    convsel_status st = convsel_verify_select(network, opts, costs, k, uncertainty, timing, plan, NULL, NULL);
+    if (st == CONVSEL_OK && (st = convsel_plan_made_with_init(&(*plan)->made_with, opts, k, uncertainty, 0, 0.0)) !=
+                                CONVSEL_OK) {
+        convsel_plan_destroy(*plan);
+        *plan = NULL;
+    }
+    return st;
 }
 
 /* Declared in internal.h. */

@@ -271,6 +271,51 @@ sed 's/"cores": *[0-9]*/"cores": 999/' "$tmp/plans4.first/tiny.plan.json" >"$tmp
 expect_rc 0 select --net "$tmp/tiny.txt" -o "$tmp/alone.json" --resume --quiet
 grep -q "is not kept (another CPU or OpenBLAS setup)" "$tmp/err" || fail "--resume, a plan of another CPU: $(cat "$tmp/err")"
 cmp -s "$tmp/alone.json" "$tmp/plans4.first/tiny.plan.json" || fail "--resume, selected again: not the same plan"
+# The plan records the options that change its choices; --resume keeps it only under the same ones.
+grep -q '"made_with": {"max_error": 0, "excluded": \[\], "verify": 0, "verify_alone": false, "uncertainty": 0, "checked": false, "check_time_s": 0},' \
+    "$tmp/alone.json" || fail "a plain plan's made_with: $(grep made_with "$tmp/alone.json")"
+made_with=$(grep '"made_with"' "$tmp/plan_ex.json")
+for name in direct_simd winograd_2x2_3x3 winograd_4x4_3x3; do # the families' primitives, by name
+    [[ $made_with == *'"excluded": ['*"\"$name\""*'], "verify"'* ]] || fail "--exclude's plan lacks $name: $made_with"
+done
+grep -q '"made_with": {"max_error": 3.0000000000000001e-06, ' "$tmp/plan_me.json" ||
+    fail "--max-error's plan, made_with: $(grep made_with "$tmp/plan_me.json")"
+cp "$tmp/plan_ex.json" "$tmp/ex.json"
+expect_rc 0 select --net "$tmp/tiny.txt" --exclude direct_simd,winograd -o "$tmp/ex.json" --resume
+grep -q "^kept $tmp/ex.json: .* these options$" "$tmp/out" || fail "--resume, the same --exclude in another order: $(cat "$tmp/out") $(cat "$tmp/err")"
+expect_rc 0 select --net "$tmp/tiny.txt" --exclude winograd -o "$tmp/ex.json" --resume --quiet
+grep -q "ex.json is not kept (made excluding '.*direct_simd.*', not '[a-z0-9_,]*'): selecting again" "$tmp/err" ||
+    fail "--resume with another --exclude: $(cat "$tmp/err")"
+expect_rc 0 select --net "$tmp/tiny.txt" -o "$tmp/alone.json" --max-error 3e-6 --resume --quiet
+grep -q "is not kept (made with --max-error 0, not 3e-06)" "$tmp/err" || fail "--resume with --max-error: $(cat "$tmp/err")"
+expect_rc 0 select --net "$tmp/tiny.txt" -o "$tmp/ver.json" --verify 2 --uncertainty 0.5 --quiet
+grep -q '"verify": 2, "verify_alone": false, "uncertainty": 0.5, "checked": false' "$tmp/ver.json" ||
+    fail "--verify 2 --uncertainty 0.5, made_with: $(grep made_with "$tmp/ver.json")"
+expect_rc 0 select --net "$tmp/tiny.txt" -o "$tmp/ver.json" --verify 2 --uncertainty 0.5 --resume
+grep -q "^kept $tmp/ver.json: .* these options$" "$tmp/out" || fail "--resume, the same --verify: $(cat "$tmp/out") $(cat "$tmp/err")"
+expect_rc 0 select --net "$tmp/tiny.txt" -o "$tmp/ver.json" --verify 2 --uncertainty 0.25 --resume --quiet
+grep -q "is not kept (made with --uncertainty 0.5, not 0.25)" "$tmp/err" || fail "--resume, another --uncertainty: $(cat "$tmp/err")"
+expect_rc 0 select --net "$tmp/tiny.txt" -o "$tmp/ver.json" --verify 2 --uncertainty 0.25 --alone --resume --quiet
+grep -q "is not kept (made without --alone)" "$tmp/err" || fail "--resume, --alone: $(cat "$tmp/err")"
+expect_rc 0 select --net "$tmp/tiny.txt" -o "$tmp/ver.json" --resume --quiet
+grep -q "is not kept (made with --verify 2, not 0)" "$tmp/err" || fail "--resume without --verify: $(cat "$tmp/err")"
+expect_rc 0 select --net "$tmp/tiny.txt" -o "$tmp/ver.json" --check --check-time 0.1 --quiet
+grep -q '"checked": true, "check_time_s": 0.10000000000000001}' "$tmp/ver.json" ||
+    fail "--check --check-time 0.1, made_with: $(grep made_with "$tmp/ver.json")"
+expect_rc 0 select --net "$tmp/tiny.txt" -o "$tmp/ver.json" --check --check-time 0.2 --resume --quiet
+grep -q "is not kept (made with --check-time 0.1, not 0.2)" "$tmp/err" || fail "--resume, another --check-time: $(cat "$tmp/err")"
+expect_rc 0 select --net "$tmp/tiny.txt" -o "$tmp/ver.json" --resume --quiet
+grep -q "is not kept (made with --check)" "$tmp/err" || fail "--resume without --check: $(cat "$tmp/err")"
+# A plan written before plans recorded their options is selected again.
+grep -v '"made_with"' "$tmp/plans4.first/tiny.plan.json" >"$tmp/alone.json"
+expect_rc 0 select --net "$tmp/tiny.txt" -o "$tmp/alone.json" --resume --quiet
+grep -q "is not kept (made before plans recorded their options)" "$tmp/err" || fail "--resume, an older plan: $(cat "$tmp/err")"
+cmp -s "$tmp/alone.json" "$tmp/plans4.first/tiny.plan.json" || fail "--resume, an older plan selected again: not the same plan"
+# A made_with naming no primitive is a corrupt plan, said and selected again.
+sed 's/"excluded": \[\]/"excluded": ["no_such_primitive"]/' "$tmp/plans4.first/tiny.plan.json" >"$tmp/alone.json"
+expect_rc 0 select --net "$tmp/tiny.txt" -o "$tmp/alone.json" --resume --quiet
+grep -q "alone.json:[0-9]*: unknown primitive 'no_such_primitive' in made_with" "$tmp/err" ||
+    fail "--resume, a made_with of no primitive: $(cat "$tmp/err")"
 expect_rc 2 select --net "$tmp/nets" --resume
 grep -q -- "--resume keeps the plans at -o" "$tmp/err" || fail "--resume without -o: $(cat "$tmp/err")"
 

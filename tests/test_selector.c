@@ -314,6 +314,10 @@ static void test_exclusions_and_errors(void)
             CHECK_EQ(back->n_layers, plan->n_layers);
             CHECK_EQ(back->boundary_layout, plan->boundary_layout);
             CHECK_NEAR(back->total_ms, plan->total_ms, 1e-5);
+            /* What it was made with: max_error, read back exactly. */
+            CHECK(plan->made_with.recorded && back->made_with.recorded);
+            CHECK(back->made_with.max_error == 1e-5);
+            CHECK(convsel_plan_made_with_equal(&back->made_with, &plan->made_with));
             for (size_t i = 0; i < plan->n_layers; i++) {
                 CHECK_STR(back->layers[i].primitive, plan->layers[i].primitive);
                 CHECK_EQ(back->layers[i].src_layout, plan->layers[i].src_layout);
@@ -339,6 +343,38 @@ static void test_exclusions_and_errors(void)
             convsel_runner_destroy(runner);
             convsel_plan_destroy(back);
         }
+        /* Every primitive excluded, verified and checked: the names fit, in
+         * catalogue order, and every field reads back equal. */
+        size_t np = convsel_primitive_count();
+        unsigned char *all = malloc(np);
+        convsel_plan_made_with mw;
+        if (all) {
+            memset(all, 1, np);
+            convsel_select_options every = {1, 0.0, all, 0, 1};
+            CHECK_EQ(convsel_plan_made_with_init(&mw, &every, 3, 0.1, 1, 2.5), CONVSEL_OK);
+            CHECK(strncmp(mw.excluded, convsel_primitive_name(0), strlen(convsel_primitive_name(0))) == 0);
+            CHECK(strstr(mw.excluded, convsel_primitive_name(np - 1)) != NULL);
+            CHECK(mw.verify_k == 3 && mw.verify_alone && mw.uncertainty == 0.1 && mw.checked && mw.check_time_s == 2.5);
+            plan->made_with = mw;
+            CHECK_EQ(convsel_plan_save(plan, path), CONVSEL_OK);
+            CHECK_EQ(convsel_plan_load(path, &back), CONVSEL_OK);
+            if (back)
+                CHECK(convsel_plan_made_with_equal(&back->made_with, &mw));
+            convsel_plan_destroy(back);
+            back = NULL;
+            /* Not verified (k < 2): alone and the uncertainty are not options
+             * of the plan; an unrecorded made_with equals none. */
+            convsel_plan_made_with a, b;
+            CHECK_EQ(convsel_plan_made_with_init(&a, &every, 1, 0.1, 0, 0.0), CONVSEL_OK);
+            every.verify_alone = 0;
+            CHECK_EQ(convsel_plan_made_with_init(&b, &every, 0, 0.7, 0, 3.0), CONVSEL_OK);
+            CHECK(convsel_plan_made_with_equal(&a, &b));
+            CHECK_EQ(convsel_plan_made_with_init(&b, &every, 2, 0.7, 0, 0.0), CONVSEL_OK);
+            CHECK(!convsel_plan_made_with_equal(&a, &b));
+            a.recorded = b.recorded = 0;
+            CHECK(!convsel_plan_made_with_equal(&a, &a));
+        }
+        free(all);
         /* A corrupt plan fails cleanly. */
         FILE *f = fopen(path, "w");
         fputs("{\"format\": \"convsel-plan\", \"version\": 99, \"layers\": []}", f);

@@ -40,9 +40,9 @@ static void usage(FILE *out)
             "  -o DIR           with several networks: write each plan to DIR/NAME.plan.json\n"
             "                   (DIR created if missing; two files of one NAME are refused)\n"
             "  --resume         keep a plan already at -o when it was made for this network (its\n"
-            "                   layers and batch), these threads, this model and this CPU: an\n"
-            "                   interrupted run goes on where it stopped (a plan does not record\n"
-            "                   --verify, --check, --exclude or --max-error: give the same ones)\n"
+            "                   layers and batch), these threads, this model, this CPU and these\n"
+            "                   options (--verify, --alone, --uncertainty, --check, --check-time,\n"
+            "                   --exclude, --max-error): an interrupted run goes on where it stopped\n"
             "  --quiet          no table (with several networks, the summary only)\n");
 }
 
@@ -73,6 +73,7 @@ typedef struct select_job {
     long verify;
     double uncertainty, check_time;
     int check, quiet, resume;
+    convsel_plan_made_with made_with; /* what its plans record of the options */
     const char *model_id;          /* the model's, as plans record it */
     const convsel_fingerprint *cpu; /* this CPU */
 } select_job;
@@ -85,20 +86,49 @@ typedef struct select_result {
     char kept[64];
 } select_result;
 
-/* Why old is not a plan select would make for net now, as far as a plan
- * records it (NULL: it may be); options it does not record (--verify,
- * --exclude, ...) are the user's to keep. */
-static const char *stale_reason(const select_job *job, const convsel_plan *old, const convsel_network *net)
+/* The first option in which a and b differ, as select's flags: "made with
+ * --verify 3, not 0". */
+static void made_with_diff(const convsel_plan_made_with *a, const convsel_plan_made_with *b, char *buf, size_t size)
 {
+    if (!a->recorded)
+        snprintf(buf, size, "made before plans recorded their options");
+    else if (a->max_error != b->max_error)
+        snprintf(buf, size, "made with --max-error %g, not %g", a->max_error, b->max_error);
+    else if (strcmp(a->excluded, b->excluded) != 0)
+        snprintf(buf, size, "made excluding '%.400s', not '%.400s'", a->excluded, b->excluded);
+    else if (a->verify_k != b->verify_k)
+        snprintf(buf, size, "made with --verify %d, not %d", a->verify_k, b->verify_k);
+    else if (a->verify_alone != b->verify_alone)
+        snprintf(buf, size, "made %s --alone", a->verify_alone ? "with" : "without");
+    else if (a->uncertainty != b->uncertainty)
+        snprintf(buf, size, "made with --uncertainty %.17g, not %.17g", a->uncertainty, b->uncertainty);
+    else if (a->checked != b->checked)
+        snprintf(buf, size, "made %s --check", a->checked ? "with" : "without");
+    else
+        snprintf(buf, size, "made with --check-time %g, not %g", a->check_time_s, b->check_time_s);
+}
+
+/* Why old is not a plan select would make for net now, into buf (0: it is
+ * one: the same network, batch, threads, model, CPU setup and options). */
+static int stale_reason(const select_job *job, const convsel_plan *old, const convsel_network *net, char *buf,
+                        size_t size)
+{
+    const char *why = NULL;
     if (!cli_plan_matches(old, net, NULL))
-        return "another network or batch";
-    if (old->threads != job->opts.threads)
-        return "other threads";
-    if (strcmp(old->model_id, job->model_id) != 0)
-        return "another model";
-    if (!convsel_fingerprint_same_setup(&old->cpu, job->cpu))
-        return "another CPU or OpenBLAS setup";
-    return NULL;
+        why = "another network or batch";
+    else if (old->threads != job->opts.threads)
+        why = "other threads";
+    else if (strcmp(old->model_id, job->model_id) != 0)
+        why = "another model";
+    else if (!convsel_fingerprint_same_setup(&old->cpu, job->cpu))
+        why = "another CPU or OpenBLAS setup";
+    else if (!convsel_plan_made_with_equal(&old->made_with, &job->made_with))
+        made_with_diff(&old->made_with, &job->made_with, buf, size);
+    else
+        return 0;
+    if (why)
+        snprintf(buf, size, "%s", why);
+    return 1;
 }
 
 /* --resume: keeps the plan an earlier run wrote to out when it is this
@@ -106,9 +136,12 @@ static const char *stale_reason(const select_job *job, const convsel_plan *old, 
 static int resume_one(const select_job *job, const convsel_network *net, const char *out, select_result *r)
 {
     convsel_plan *old = NULL;
+    char reason[1024];
     if (access(out, F_OK) != 0)
         return 0;
-    const char *why = convsel_plan_load(out, &old) != CONVSEL_OK ? convsel_last_error() : stale_reason(job, old, net);
+    const char *why = convsel_plan_load(out, &old) != CONVSEL_OK           ? convsel_last_error()
+                      : stale_reason(job, old, net, reason, sizeof reason) ? reason
+                                                                            : NULL;
     if (why) {
         fprintf(stderr, "convsel select: note: %s is not kept (%s): selecting again\n", out, why);
         fflush(stderr);
@@ -118,8 +151,9 @@ static int resume_one(const select_job *job, const convsel_network *net, const c
         r->verified = old->verified_layers;
         r->total_ms = old->total_ms;
         if (!job->quiet)
-            printf("kept %s: made by an earlier run for this network, %d thread%s, model %s, this CPU\n", out,
-                   old->threads, old->threads == 1 ? "" : "s", old->model_id);
+            printf("kept %s: made by an earlier run for this network, %d thread%s, model %s, this CPU and "
+                   "these options\n",
+                   out, old->threads, old->threads == 1 ? "" : "s", old->model_id);
     }
     convsel_plan_destroy(old);
     return r->resumed;
@@ -379,8 +413,8 @@ int cmd_select(int argc, char **argv)
         rc = CLI_FAIL;
     if (rc == CLI_OK)
         rc = cli_open_model("select", model_file, &model);
+    convsel_model_costs mc = {.model = model}; /* lives as long as job.costs */
     if (rc == CLI_OK) {
-        convsel_model_costs mc = {.model = model};
         convsel_fingerprint_get(&mc.cpu);
         cli_warn_cpu("select", model, &mc.cpu, (int)threads);
         job.costs = convsel_model_costs_source(&mc);
@@ -389,6 +423,12 @@ int cmd_select(int argc, char **argv)
         job.opts = (convsel_select_options){(int)threads, max_error, excluded, 1, alone};
         if (job.uncertainty < 0.0)
             job.uncertainty = convsel_model_uncertainty(model);
+        convsel_status st = convsel_plan_made_with_init(&job.made_with, &job.opts, (int)job.verify, job.uncertainty,
+                                                        job.check, job.check_time);
+        if (st != CONVSEL_OK)
+            rc = cli_fail("select", st);
+    }
+    if (rc == CLI_OK) {
         /* A network that fails is said and the others go on: the exit
          * code is the first failure's. */
         for (size_t f = 0; f < n_files; f++) {
