@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/types.h>
 
 #include "internal.h"
 
@@ -47,6 +48,19 @@ static convsel_status apply_mb(convsel_problem *p, int64_t mb)
 }
 
 /* Cuts a '#' comment (outside a quoted name) and surrounding blanks. */
+/* A line of a binary file (a model, a dataset): a NUL, DEL or a control
+ * character other than tab, CR and LF. Bytes from 0x80 up pass (UTF-8 in
+ * names and comments). */
+static int binary_line(const char *line, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        unsigned char c = (unsigned char)line[i];
+        if ((c < 0x20 && c != '\t' && c != '\r' && c != '\n') || c == 0x7f)
+            return 1;
+    }
+    return 0;
+}
+
 static char *strip_line(char *line)
 {
     int quoted = 0;
@@ -99,8 +113,16 @@ static convsel_status network_read(const char *path, int64_t mb, int skip_unsupp
     size_t cap = 0;
     int lineno = 0;
     convsel_status st = CONVSEL_OK;
-    while (getline(&line, &cap, f) >= 0) {
+    ssize_t len;
+    while ((len = getline(&line, &cap, f)) >= 0) {
         lineno++;
+        if (binary_line(line, (size_t)len)) {
+            st = convsel_error(CONVSEL_PARSE_ERROR,
+                               "%s:%d: binary content (a NUL or control character), not a network file of "
+                               "benchdnn descriptors, one per line",
+                               path, lineno);
+            break;
+        }
         char *text = strip_line(line);
         if (!*text)
             continue;

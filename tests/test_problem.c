@@ -441,6 +441,10 @@ static void test_network_files(void)
         {"mb1ic3ih8oc3\nic3oc16iw5kw3\n", 2, CONVSEL_UNSUPPORTED, "1D"},
         {"# 3D\nic3oc16id5kd3\n", 2, CONVSEL_UNSUPPORTED, "3D"},
         {"g2mb1ic3ih8oc4\n", 1, CONVSEL_INVALID_ARGUMENT, "divisible"},
+        /* A binary file (a model's msgpack, say) is said to be one. */
+        {"\x85\xa5magic\xad" "convsel-model\xa7version\x01\n", 1, CONVSEL_PARSE_ERROR, "binary content"},
+        {"mb1ic3ih8oc3 # ok\nmb1ic3ih8oc3\x7f\n", 2, CONVSEL_PARSE_ERROR, "binary content"},
+        {"# caf\xc3\xa9 (UTF-8 passes)\nmb1ic3ih8oc3\x1b[0m\n", 2, CONVSEL_PARSE_ERROR, "binary content"},
     };
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         char want[300];
@@ -456,6 +460,20 @@ static void test_network_files(void)
                   convsel_last_error(), bad[i].word);
         unlink(path);
     }
+
+    /* A NUL byte inside a line. */
+    write_temp(path, sizeof path, "net_nul", "");
+    FILE *nul = fopen(path, "wb");
+    static const char nul_text[] = "mb1ic3ih8oc3\nmb1ic3\0ih8oc3\n";
+    if (nul) {
+        fwrite(nul_text, 1, sizeof nul_text - 1, nul);
+        fclose(nul);
+    }
+    net = NULL;
+    CHECK_EQ(convsel_network_load(path, 0, &net), CONVSEL_PARSE_ERROR);
+    CHECK(net == NULL);
+    CHECK(strstr(convsel_last_error(), ":2: binary content") != NULL);
+    unlink(path);
 
     /* Empty files and files of comments only have no layers. */
     const char *empty[] = {"", "# only a comment\n\n   \n"};
