@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "internal.h"
 
@@ -95,12 +96,39 @@ static void write_made_with(FILE *f, const convsel_plan_made_with *mw)
             mw->check_time_s);
 }
 
+static int write_plan(FILE *f, const convsel_plan *plan);
+
+/* Written aside and renamed over path, so that a crash or a full disk never
+ * leaves half a plan where a whole one was (select --resume reads it). */
 convsel_status convsel_plan_save(const convsel_plan *plan, const char *path)
 {
-    char desc[512];
-    FILE *f = fopen(path, "w");
+    char tmp[4096];
+    if (!plan || !path)
+        return convsel_error(CONVSEL_INVALID_ARGUMENT, "plan and path are required");
+    if ((size_t)snprintf(tmp, sizeof tmp, "%s.tmp.%ld", path, (long)getpid()) >= sizeof tmp)
+        return convsel_error(CONVSEL_IO_ERROR, "%s: path too long", path);
+    FILE *f = fopen(tmp, "w");
     if (!f)
         return convsel_error(CONVSEL_IO_ERROR, "%s: %s", path, strerror(errno));
+    int bad = write_plan(f, plan);
+    bad |= fflush(f) != 0 || fsync(fileno(f)) != 0;
+    bad |= fclose(f) != 0;
+    if (bad) {
+        unlink(tmp);
+        return convsel_error(CONVSEL_IO_ERROR, "%s: write failed", path);
+    }
+    if (rename(tmp, path) != 0) {
+        int e = errno;
+        unlink(tmp);
+        return convsel_error(CONVSEL_IO_ERROR, "%s: %s", path, strerror(e));
+    }
+    return CONVSEL_OK;
+}
+
+/* The plan as JSON into f; non-zero on a write error. */
+static int write_plan(FILE *f, const convsel_plan *plan)
+{
+    char desc[512];
     const convsel_fingerprint *fp = &plan->cpu;
     fprintf(f, "{\n  \"format\": \"convsel-plan\",\n  \"version\": %d,\n", PLAN_FORMAT_VERSION);
     json_key_string(f, "  ", "network", plan->network, 1);
@@ -143,10 +171,7 @@ convsel_status convsel_plan_save(const convsel_plan *plan, const char *path)
                 l->verified ? "true" : "false", i + 1 < plan->n_layers ? "," : "");
     }
     fprintf(f, "  ]\n}\n");
-    int bad = ferror(f);
-    if (fclose(f) != 0 || bad)
-        return convsel_error(CONVSEL_IO_ERROR, "%s: write failed", path);
-    return CONVSEL_OK;
+    return ferror(f);
 }
 
 /* ------------------------------------------------------------- reading */

@@ -375,6 +375,21 @@ static void test_exclusions_and_errors(void)
             CHECK(!convsel_plan_made_with_equal(&a, &a));
         }
         free(all);
+        /* Saved aside and renamed: nothing left beside it; a save that
+         * cannot land (onto a directory, into a missing one) fails naming
+         * the path and leaves no temporary file either. */
+        char tmp_name[4200], dir[] = "/tmp/convsel_test_plandir_XXXXXX";
+        snprintf(tmp_name, sizeof tmp_name, "%s.tmp.%ld", path, (long)getpid());
+        CHECK(access(tmp_name, F_OK) != 0);
+        CHECK(mkdtemp(dir) != NULL);
+        CHECK_EQ(convsel_plan_save(plan, dir), CONVSEL_IO_ERROR);
+        CHECK(strstr(convsel_last_error(), dir) != NULL);
+        snprintf(tmp_name, sizeof tmp_name, "%s.tmp.%ld", dir, (long)getpid());
+        CHECK(access(tmp_name, F_OK) != 0);
+        snprintf(tmp_name, sizeof tmp_name, "%s/missing/plan.json", dir);
+        CHECK_EQ(convsel_plan_save(plan, tmp_name), CONVSEL_IO_ERROR);
+        CHECK(strstr(convsel_last_error(), tmp_name) != NULL);
+        CHECK_EQ(rmdir(dir), 0); /* still empty */
         /* A corrupt plan fails cleanly. */
         FILE *f = fopen(path, "w");
         fputs("{\"format\": \"convsel-plan\", \"version\": 99, \"layers\": []}", f);
