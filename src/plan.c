@@ -408,6 +408,8 @@ static int read_made_with(struct reader *r, convsel_plan_made_with *mw)
     memset(mw, 0, sizeof *mw);
     if (!expect(r, '{'))
         return 0;
+    if (accept(r, '}'))
+        return reader_fail(r, "made_with without keys") == CONVSEL_OK;
     do {
         if (!read_string(r, key, sizeof key) || !expect(r, ':'))
             return 0;

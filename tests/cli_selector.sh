@@ -316,6 +316,9 @@ sed 's/"excluded": \[\]/"excluded": ["no_such_primitive"]/' "$tmp/plans4.first/t
 expect_rc 0 select --net "$tmp/tiny.txt" -o "$tmp/alone.json" --resume --quiet
 grep -q "alone.json:[0-9]*: unknown primitive 'no_such_primitive' in made_with" "$tmp/err" ||
     fail "--resume, a made_with of no primitive: $(cat "$tmp/err")"
+sed 's/"made_with": {[^}]*}/"made_with": {}/' "$tmp/plans4.first/tiny.plan.json" >"$tmp/alone.json"
+expect_rc 0 select --net "$tmp/tiny.txt" -o "$tmp/alone.json" --resume --quiet
+grep -q "alone.json:[0-9]*: made_with without keys" "$tmp/err" || fail "--resume, an empty made_with: $(cat "$tmp/err")"
 expect_rc 2 select --net "$tmp/nets" --resume
 grep -q -- "--resume keeps the plans at -o" "$tmp/err" || fail "--resume without -o: $(cat "$tmp/err")"
 
