@@ -17,34 +17,15 @@ import json
 import statistics
 import sys
 
-
-def ranks(values):
-    order = sorted(range(len(values)), key=lambda i: values[i])
-    r = [0.0] * len(values)
-    i = 0
-    while i < len(order):
-        j = i
-        while j + 1 < len(order) and values[order[j + 1]] == values[order[i]]:
-            j += 1
-        for k in range(i, j + 1):
-            r[order[k]] = (i + j) / 2.0
-        i = j + 1
-    return r
-
-
-def spearman(a, b):
-    ra, rb = ranks(a), ranks(b)
-    ma, mb = statistics.fmean(ra), statistics.fmean(rb)
-    num = sum((x - ma) * (y - mb) for x, y in zip(ra, rb))
-    den = (sum((x - ma) ** 2 for x in ra) * sum((y - mb) ** 2 for y in rb)) ** 0.5
-    return num / den if den else float("nan")
+from rank_stats import spearman
 
 
 def summary(errors, predicted, measured):
     absolute = [abs(e) for e in errors]
     worst = max(range(len(errors)), key=lambda i: absolute[i])
+    rho = spearman(predicted, measured)
     return (statistics.fmean(absolute), statistics.median(absolute), statistics.fmean(errors),
-            sum(a <= 0.10 for a in absolute) / len(absolute), spearman(predicted, measured), worst)
+            sum(a <= 0.10 for a in absolute) / len(absolute), rho if rho is not None else float("nan"), worst)
 
 
 def main(paths):

@@ -11,7 +11,9 @@ configurations whose fastest primitive takes under MS milliseconds, and their sh
 summed regret (docs/learner.md, "Call-count and im2col features"). Tie handling and the p95 position differ a
 little from convsel_metrics_compute: the figures agree with `convsel eval`'s to about 0.004.
 """
-import argparse, collections, csv, math, sys
+import argparse, collections, csv, sys
+
+from rank_stats import spearman
 
 ap = argparse.ArgumentParser()
 ap.add_argument('csv')
@@ -27,20 +29,6 @@ for s in a.skip:
     skip.add((desc, threads))
 
 
-def ranks(v):
-    order = sorted(range(len(v)), key=lambda i: v[i])
-    r = [0.0] * len(v)
-    i = 0
-    while i < len(order):
-        j = i
-        while j + 1 < len(order) and v[order[j + 1]] == v[order[i]]:
-            j += 1
-        for t in range(i, j + 1):
-            r[order[t]] = (i + j) / 2
-        i = j + 1
-    return r
-
-
 groups = collections.defaultdict(list)
 try:
     with open(a.csv) as f:
@@ -53,7 +41,7 @@ try:
 except (OSError, KeyError, ValueError) as e:
     sys.exit(f'predictions_metrics: {a.csv}: {e}')
 
-regrets, top1, spearman = [], 0, []
+regrets, top1, rhos = [], 0, []
 for key, v in groups.items():
     if len(v) < 2:
         continue
@@ -61,17 +49,15 @@ for key, v in groups.items():
     pick = min(v, key=lambda x: x[1])
     regrets.append((pick[0] / best - 1, key, pick[2], pick[3], best))
     top1 += pick[0] == best
-    ra, rb = ranks([x[0] for x in v]), ranks([x[1] for x in v])
-    ma, mb = sum(ra) / len(ra), sum(rb) / len(rb)
-    den = math.sqrt(sum((x - ma) ** 2 for x in ra) * sum((y - mb) ** 2 for y in rb))
-    if den > 0:
-        spearman.append(sum((x - ma) * (y - mb) for x, y in zip(ra, rb)) / den)
+    rho = spearman([x[0] for x in v], [x[1] for x in v])
+    if rho is not None:
+        rhos.append(rho)
 if not regrets:
     sys.exit(f'predictions_metrics: {a.csv}: no configuration with 2+ primitives')
 values = sorted(r[0] for r in regrets)
 print(f'configurations {len(values)}  regret mean {100 * sum(values) / len(values):.2f}%  '
       f'p95 {100 * values[int(0.95 * (len(values) - 1))]:.2f}%  top-1 {top1 / len(values):.3f}  '
-      f'Spearman {sum(spearman) / len(spearman):.3f}')
+      f'Spearman {sum(rhos) / len(rhos):.3f}')
 if a.small_ms is not None:
     small = [r for r in regrets if r[4] < a.small_ms]
     total = sum(r[0] for r in regrets)
