@@ -47,7 +47,6 @@ static convsel_status apply_mb(convsel_problem *p, int64_t mb)
     return CONVSEL_OK;
 }
 
-/* Cuts a '#' comment (outside a quoted name) and surrounding blanks. */
 /* A line of a binary file (a model, a dataset): a NUL, DEL or a control
  * character other than tab, CR and LF. Bytes from 0x80 up pass (UTF-8 in
  * names and comments). */
@@ -61,6 +60,7 @@ static int binary_line(const char *line, size_t n)
     return 0;
 }
 
+/* Cuts a '#' comment (outside a quoted name) and surrounding blanks. */
 static char *strip_line(char *line)
 {
     int quoted = 0;
