@@ -28,6 +28,18 @@ int cli_load_network(const char *cmd, const char *net_file, const char *desc, lo
  * batch, names aside); else 0, with the first layer that differs said on
  * stderr under cmd's name (cmd NULL: silent). */
 int cli_plan_matches(const convsel_plan *plan, const convsel_network *net, const char *cmd);
+/* The network files of the --net arguments, directories expanded (their
+ * *.txt in byte order, convsel_network_files); *batch set when there are
+ * several or a directory was named. Free with convsel_network_files_free. */
+int cli_gather_networks(const char *cmd, const char *const *args, size_t n_args, char ***files, size_t *n_files,
+                        int *batch);
+/* A network file's name without its directory and ".txt": its plan's NAME. */
+void cli_network_stem(const char *path, char *buf, size_t size);
+/* A plan in which every layer of net uses one primitive (the others
+ * excluded), priced by costs: oneDNN alone is onednn_auto's. NOT_APPLICABLE
+ * when it cannot compute some layer. */
+convsel_status cli_single_plan(const convsel_network *net, int threads, size_t primitive,
+                               const convsel_cost_source *costs, convsel_plan **plan);
 /* Marks in mask (convsel_primitive_count() entries) the primitives named, or
  * belonging to the families named, in a comma-separated list. */
 int cli_parse_primitive_set(const char *cmd, const char *list, unsigned char *mask);

@@ -51,24 +51,6 @@ static convsel_status run_network(void *ctx)
     return convsel_runner_run(ctx);
 }
 
-/* A plan in which every layer uses one primitive (the others excluded),
- * priced by the measured costs. NOT_APPLICABLE when it cannot compute some
- * layer. */
-static convsel_status single_plan(const convsel_network *net, int threads, size_t primitive,
-                                  const convsel_cost_source *measured, convsel_plan **plan)
-{
-    size_t np = convsel_primitive_count();
-    unsigned char *excluded = malloc(np);
-    if (!excluded)
-        return CONVSEL_OUT_OF_MEMORY;
-    for (size_t i = 0; i < np; i++)
-        excluded[i] = i != primitive;
-    convsel_select_options opts = {threads, 0.0, excluded, 0, 0};
-    convsel_status st = convsel_select(net, &opts, measured, plan);
-    free(excluded);
-    return st;
-}
-
 static const char *const plan_files[] = {"model", "onednn_auto", "single_best", "oracle", "verified", "checked"};
 
 /* PLAN's layers, one row each: the costs it was chosen by, the oracle's
@@ -282,13 +264,13 @@ int cmd_compare(int argc, char **argv)
     size_t auto_index;
     if ((st = convsel_primitive_find("onednn_auto", &auto_index)) != CONVSEL_OK)
         goto fail;
-    if ((st = single_plan(net, (int)threads, auto_index, &measured_costs, &plans[AUTO])) != CONVSEL_OK)
+    if ((st = cli_single_plan(net, (int)threads, auto_index, &measured_costs, &plans[AUTO])) != CONVSEL_OK)
         goto fail;
     for (size_t i = 0; i < np; i++) {
         convsel_plan *candidate = NULL;
         if (convsel_primitive_is_reference(i))
             continue;
-        convsel_status cs = single_plan(net, (int)threads, i, &measured_costs, &candidate);
+        convsel_status cs = cli_single_plan(net, (int)threads, i, &measured_costs, &candidate);
         if (cs == CONVSEL_OK && (!plans[SINGLE] || candidate->total_ms < plans[SINGLE]->total_ms)) {
             convsel_plan_destroy(plans[SINGLE]);
             plans[SINGLE] = candidate;

@@ -1,16 +1,21 @@
 /* convsel run: execute plans end to end and report their latencies. */
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "cli.h"
 
-/* Plans one run may time side by side. */
+/* Plans one run may time side by side, and oneDNN alone's slot after them. */
 #define MAX_PLANS 8
+#define SLOTS (MAX_PLANS + 1)
 
 static void usage(FILE *out)
 {
-    fprintf(out, "usage: convsel run --net FILE --plan PLAN [--plan PLAN ...] [--max-time S] [--check] [--json]\n"
+    fprintf(out, "usage: convsel run --net FILE --plan PLAN [--plan PLAN ...] [--baseline [--model M]]\n"
+                 "                   [--max-time S] [--check] [--json]\n"
+                 "       convsel run --net FILE|DIR [--net ...] --plans DIR [--baseline [--model M]] ...\n"
                  "\n"
                  "Creates every layer's primitive of PLAN (random weights and input), runs the\n"
                  "network's convolutions in order with the reorders the plan implies, and reports\n"
@@ -24,12 +29,23 @@ static void usage(FILE *out)
                  "\n"
                  "  --net FILE    the network the plans were made for (checked against each)\n"
                  "  --plan PLAN   a plan file from 'convsel select -o' (repeatable)\n"
+                 "  --plans DIR   a plan per network, DIR/NAME.plan.json as 'convsel select --net ...\n"
+                 "                -o DIR' writes them; --net may then be repeated or a directory (its\n"
+                 "                *.txt), each network run in turn, a summary at the end\n"
+                 "  --baseline    also time oneDNN alone (onednn_auto on every layer, at the first\n"
+                 "                plan's threads) interleaved with the plans: each plan's speed-up\n"
+                 "                over it; with --plans, their median and geometric mean, also\n"
+                 "                without the networks where oneDNN alone runs its reference loops\n"
+                 "  --model M     the model that prices oneDNN alone's boundary layout and reorders\n"
+                 "                (default: the shipped model)\n"
                  "  --max-time S  time spent measuring after warm-up (default 3)\n"
                  "  --check       first one pass of each plan checked layer by layer against the\n"
                  "                reference convolution (slow: plain loops); a wrong result fails the run\n"
-                 "  --json        print {\"network\", \"median_ms\", \"min_ms\", ...}; with several plans\n"
-                 "                {\"network\", \"mb\", \"layers\", \"plans\": [{\"plan\", \"threads\",\n"
-                 "                \"reorders\", \"median_ms\", ..., \"vs_first\"}, ...]}\n",
+                 "  --json        print {\"network\", \"plan\", \"median_ms\", \"min_ms\", ...} (a line per\n"
+                 "                network); with several plans {\"network\", \"mb\", \"layers\", \"plans\":\n"
+                 "                [{\"plan\", \"threads\", \"reorders\", \"median_ms\", ..., \"vs_first\"}, ...]};\n"
+                 "                --baseline adds onednn_auto_ms, onednn_auto_reference_layers and\n"
+                 "                speedup_vs_onednn_auto\n",
             MAX_PLANS);
 }
 
@@ -55,9 +71,36 @@ static void warn_foreign(const convsel_plan *plan, const char *file, const convs
                 file, cli_blas_isa_name(&plan->cpu), cli_blas_isa_name(here));
 }
 
+/* What every network of a run shares. */
+typedef struct run_job {
+    double max_time;
+    int json, check;
+    const convsel_cost_source *baseline; /* prices oneDNN alone's plan; NULL: not timed */
+    const convsel_fingerprint *here;     /* NULL: unknown */
+} run_job;
+
+/* One network's outcome, for a batch's summary. */
+typedef struct run_result {
+    int ok;
+    size_t layers;
+    double plan_ms, alone_ms; /* medians; alone_ms 0 without --baseline */
+    size_t alone_ref;         /* layers where oneDNN alone runs oneDNN's reference loops */
+} run_result;
+
+/* The layers of plan whose onednn_auto runs oneDNN's reference loops: what
+ * makes oneDNN alone 100x slower on them, and a speed-up no selection earns. */
+static size_t reference_layers(const convsel_plan *plan, size_t auto_index)
+{
+    size_t n = 0, kernel;
+    for (size_t l = 0; l < plan->n_layers; l++)
+        n += convsel_primitive_runs_as(auto_index, &plan->layers[l].problem, plan->threads, &kernel) == CONVSEL_OK &&
+             convsel_primitive_is_reference(kernel);
+    return n;
+}
+
 /* One plan's line of the JSON with several plans. */
 static void json_plan(const char *file, const convsel_plan *plan, const convsel_runner *runner,
-                      const convsel_timing *t, double first_ms, int check, double worst)
+                      const convsel_timing *t, double first_ms, double alone_ms, int check, double worst)
 {
     printf("{\"plan\": ");
     cli_json_string(file);
@@ -65,35 +108,55 @@ static void json_plan(const char *file, const convsel_plan *plan, const convsel_
            "\"p90_ms\": %.4f, \"runs\": %d, \"vs_first\": %.4f",
            plan->threads, convsel_runner_reorder_count(runner), t->median_ms, t->min_ms, t->p10_ms, t->p90_ms,
            t->runs, first_ms > 0 ? t->median_ms / first_ms : 0.0);
+    if (alone_ms > 0)
+        printf(", \"speedup_vs_onednn_auto\": %.4f", t->median_ms > 0 ? alone_ms / t->median_ms : 0.0);
     if (check)
         printf(", \"checked\": true, \"worst_error_of_bound\": %.4g", worst);
     putchar('}');
 }
 
-static void print_results(const convsel_network *net, const char *const *files, convsel_plan *const *plans,
-                          convsel_runner *const *runners, const convsel_timing *timing, size_t n, int json,
-                          int check, const double *worst)
+static void print_json(const convsel_network *net, const char *const *labels, convsel_plan *const *plans,
+                       convsel_runner *const *runners, const convsel_timing *timing, size_t n,
+                       const run_result *res, int check, const double *worst)
 {
     const convsel_plan *first = plans[0];
-    if (json && n == 1) {
-        printf("{\"network\": \"%s\", \"mb\": %lld, \"threads\": %d, \"layers\": %zu, \"reorders\": %zu, "
-               "\"median_ms\": %.4f, \"min_ms\": %.4f, \"p10_ms\": %.4f, \"p90_ms\": %.4f, \"runs\": %d",
-               convsel_network_name(net), (long long)first->mb, first->threads, first->n_layers,
-               convsel_runner_reorder_count(runners[0]), timing[0].median_ms, timing[0].min_ms, timing[0].p10_ms,
-               timing[0].p90_ms, timing[0].runs);
+    const double alone_ms = res->alone_ms;
+    if (n == 1) {
+        printf("{\"network\": \"%s\", \"plan\": ", convsel_network_name(net));
+        cli_json_string(labels[0]);
+        printf(", \"mb\": %lld, \"threads\": %d, \"layers\": %zu, \"reorders\": %zu, \"median_ms\": %.4f, "
+               "\"min_ms\": %.4f, \"p10_ms\": %.4f, \"p90_ms\": %.4f, \"runs\": %d",
+               (long long)first->mb, first->threads, first->n_layers, convsel_runner_reorder_count(runners[0]),
+               timing[0].median_ms, timing[0].min_ms, timing[0].p10_ms, timing[0].p90_ms, timing[0].runs);
+        if (alone_ms > 0)
+            printf(", \"onednn_auto_ms\": %.4f, \"onednn_auto_reference_layers\": %zu, "
+                   "\"speedup_vs_onednn_auto\": %.4f",
+                   alone_ms, res->alone_ref, timing[0].median_ms > 0 ? alone_ms / timing[0].median_ms : 0.0);
         if (check)
             printf(", \"checked\": true, \"worst_error_of_bound\": %.4g", worst[0]);
         printf("}\n");
-    } else if (json) {
-        printf("{\"network\": \"%s\", \"mb\": %lld, \"layers\": %zu, \"plans\": [", convsel_network_name(net),
-               (long long)first->mb, first->n_layers);
-        for (size_t i = 0; i < n; i++) {
-            if (i)
-                fputs(", ", stdout);
-            json_plan(files[i], plans[i], runners[i], &timing[i], timing[0].median_ms, check, worst[i]);
-        }
-        printf("]}\n");
-    } else if (n == 1) {
+        return;
+    }
+    printf("{\"network\": \"%s\", \"mb\": %lld, \"layers\": %zu, ", convsel_network_name(net), (long long)first->mb,
+           first->n_layers);
+    if (alone_ms > 0)
+        printf("\"onednn_auto_ms\": %.4f, \"onednn_auto_reference_layers\": %zu, ", alone_ms, res->alone_ref);
+    printf("\"plans\": [");
+    for (size_t i = 0; i < n; i++) {
+        if (i)
+            fputs(", ", stdout);
+        json_plan(labels[i], plans[i], runners[i], &timing[i], timing[0].median_ms, alone_ms, check, worst[i]);
+    }
+    printf("]}\n");
+}
+
+/* n plans, then oneDNN alone in slot n when alone is set. */
+static void print_text(const convsel_network *net, const char *const *labels, convsel_plan *const *plans,
+                       convsel_runner *const *runners, const convsel_timing *timing, size_t n, int alone, int check,
+                       const double *worst)
+{
+    const convsel_plan *first = plans[0];
+    if (n == 1 && !alone) {
         printf("network %s: %zu layers, %zu reorders, mb%lld, %d thread%s\n", convsel_network_name(net),
                first->n_layers, convsel_runner_reorder_count(runners[0]), (long long)first->mb, first->threads,
                first->threads == 1 ? "" : "s");
@@ -103,70 +166,55 @@ static void print_results(const convsel_network *net, const char *const *files, 
                    worst[0]);
         printf("median %.3f ms  (min %.3f, p10 %.3f, p90 %.3f; %d runs)\n", timing[0].median_ms, timing[0].min_ms,
                timing[0].p10_ms, timing[0].p90_ms, timing[0].runs);
-    } else {
-        printf("network %s: %zu layers, mb%lld; %zu plans timed interleaved in one process (compare the ratios)\n",
-               convsel_network_name(net), first->n_layers, (long long)first->mb, n);
-        for (size_t i = 0; i < n; i++) {
-            printf("plan %zu %s: %d thread%s, %zu reorders\n", i + 1, files[i], plans[i]->threads,
-                   plans[i]->threads == 1 ? "" : "s", convsel_runner_reorder_count(runners[i]));
-            if (check)
-                printf("  checked: every layer matches the reference convolution (the worst at %.2g of its bound), "
-                       "every tensor reached the next layer intact\n",
-                       worst[i]);
-            printf("  median %.3f ms  (min %.3f, p10 %.3f, p90 %.3f; %d runs)", timing[i].median_ms,
-                   timing[i].min_ms, timing[i].p10_ms, timing[i].p90_ms, timing[i].runs);
-            if (i > 0 && timing[0].median_ms > 0)
-                printf(", %.3fx plan 1's", timing[i].median_ms / timing[0].median_ms);
-            putchar('\n');
-        }
+        return;
     }
+    printf("network %s: %zu layers, mb%lld; %zu plan%s%s timed interleaved in one process (compare the ratios)\n",
+           convsel_network_name(net), first->n_layers, (long long)first->mb, n, n == 1 ? "" : "s",
+           alone ? " and oneDNN alone" : "");
+    for (size_t i = 0; i < n + (size_t)alone; i++) {
+        if (i < n)
+            printf("plan %zu %s: ", i + 1, labels[i]);
+        else
+            printf("oneDNN alone (onednn_auto on every layer): ");
+        printf("%d thread%s, %zu reorders\n", plans[i]->threads, plans[i]->threads == 1 ? "" : "s",
+               convsel_runner_reorder_count(runners[i]));
+        if (check && i < n)
+            printf("  checked: every layer matches the reference convolution (the worst at %.2g of its bound), "
+                   "every tensor reached the next layer intact\n",
+                   worst[i]);
+        printf("  median %.3f ms  (min %.3f, p10 %.3f, p90 %.3f; %d runs)", timing[i].median_ms, timing[i].min_ms,
+               timing[i].p10_ms, timing[i].p90_ms, timing[i].runs);
+        if (i > 0 && i < n && timing[0].median_ms > 0) /* oneDNN alone's ratio is said below */
+            printf(", %.3fx plan 1's", timing[i].median_ms / timing[0].median_ms);
+        putchar('\n');
+    }
+    if (!alone)
+        return;
+    printf("speed-up over oneDNN alone:");
+    for (size_t i = 0; i < n; i++) {
+        const double speedup = timing[i].median_ms > 0 ? timing[n].median_ms / timing[i].median_ms : 0.0;
+        if (n == 1)
+            printf(" %.3fx", speedup);
+        else
+            printf("%s plan %zu %.3fx", i ? "," : "", i + 1, speedup);
+    }
+    putchar('\n');
 }
 
-int cmd_run(int argc, char **argv)
+/* Times the n plans of files (and oneDNN alone with job->baseline) on the
+ * network of net_file, interleaved, and prints them; res gets the outcome. */
+static int run_network(const run_job *job, const char *net_file, const char *const *files, size_t n,
+                       run_result *res)
 {
-    const char *net_file = NULL, *files[MAX_PLANS];
-    size_t n = 0;
-    double max_time = 3.0;
-    int json = 0, check = 0;
-    for (int i = 1; i < argc; i++) {
-        const char *v;
-        if (cli_is_help(argv[i])) {
-            usage(stdout);
-            return CLI_OK;
-        } else if (!strcmp(argv[i], "--net")) {
-            if (!(net_file = cli_value("run", argc, argv, &i)))
-                return CLI_USAGE;
-        } else if (!strcmp(argv[i], "--plan")) {
-            if (!(v = cli_value("run", argc, argv, &i)))
-                return CLI_USAGE;
-            if (n == MAX_PLANS) {
-                fprintf(stderr, "convsel run: at most %d --plan files\n", MAX_PLANS);
-                return CLI_USAGE;
-            }
-            files[n++] = v;
-        } else if (!strcmp(argv[i], "--max-time")) {
-            if (!(v = cli_value("run", argc, argv, &i)) || !cli_parse_double("run", "--max-time", v, 0.0, 3600.0, &max_time))
-                return CLI_USAGE;
-        } else if (!strcmp(argv[i], "--json")) {
-            json = 1;
-        } else if (!strcmp(argv[i], "--check")) {
-            check = 1;
-        } else {
-            fprintf(stderr, "convsel run: unknown argument '%s'\n", argv[i]);
-            usage(stderr);
-            return CLI_USAGE;
-        }
-    }
-    if (!net_file || n == 0) {
-        fprintf(stderr, "convsel run: --net FILE and --plan PLAN are required\n");
-        return CLI_USAGE;
-    }
-    convsel_plan *plans[MAX_PLANS] = {0};
-    convsel_runner *runners[MAX_PLANS] = {0};
+    convsel_plan *plans[SLOTS] = {0};
+    convsel_runner *runners[SLOTS] = {0};
+    const char *labels[SLOTS];
     convsel_network *net = NULL;
     int rc = CLI_OK;
     convsel_status st = CONVSEL_OK;
+    memset(res, 0, sizeof *res);
     for (size_t i = 0; i < n && rc == CLI_OK; i++) {
+        labels[i] = files[i];
         if ((st = convsel_plan_load(files[i], &plans[i])) != CONVSEL_OK)
             rc = cli_fail("run", st);
         else if (plans[i]->mb != plans[0]->mb) {
@@ -183,47 +231,267 @@ int cmd_run(int argc, char **argv)
                     (long long)plans[i]->mb);
             rc = CLI_FAIL;
         }
-    convsel_fingerprint here;
-    if (rc == CLI_OK && convsel_fingerprint_get(&here) == CONVSEL_OK)
+    if (rc == CLI_OK && job->here)
         for (size_t i = 0; i < n; i++)
-            warn_foreign(plans[i], files[i], &here);
+            warn_foreign(plans[i], files[i], job->here);
+
+    /* oneDNN alone at the first plan's threads, after the plans. */
+    const int alone = job->baseline != NULL;
+    size_t auto_index;
+    if (rc == CLI_OK && alone) {
+        labels[n] = "oneDNN alone";
+        if ((st = convsel_primitive_find("onednn_auto", &auto_index)) == CONVSEL_OK)
+            st = cli_single_plan(net, plans[0]->threads, auto_index, job->baseline, &plans[n]);
+        if (st != CONVSEL_OK) {
+            fprintf(stderr, "convsel run: oneDNN alone on %s:\n", net_file);
+            rc = cli_fail("run", st);
+        }
+    }
+    const size_t n_all = n + (size_t)alone;
 
     /* Each plan its own runner (weights, buffers): one sharing the weights
-     * of the plan run before it would find them in cache. */
-    double worst[MAX_PLANS];
-    convsel_timing timing[MAX_PLANS] = {{0}};
-    for (size_t i = 0; i < n && rc == CLI_OK && st == CONVSEL_OK; i++) {
+     * of the plan run before it would find them in cache. oneDNN alone is
+     * not checked: the plans are what is on trial. */
+    double worst[SLOTS];
+    convsel_timing timing[SLOTS] = {{0}};
+    for (size_t i = 0; i < n_all && rc == CLI_OK && st == CONVSEL_OK; i++) {
         worst[i] = -1.0;
         st = convsel_runner_create(plans[i], 1, &runners[i]);
-        if (st == CONVSEL_OK && check)
+        if (st == CONVSEL_OK && job->check && i < n)
             st = convsel_runner_check(runners[i], &worst[i]);
-        if (st != CONVSEL_OK && n > 1)
-            fprintf(stderr, "convsel run: plan %s:\n", files[i]);
+        if (st != CONVSEL_OK && n_all > 1)
+            fprintf(stderr, "convsel run: plan %s:\n", labels[i]);
     }
     if (rc == CLI_OK && st == CONVSEL_OK) {
         convsel_timing_options opts;
         convsel_timing_options_default(&opts);
-        opts.max_time_s = max_time;
+        opts.max_time_s = job->max_time;
         opts.warmup_s = 0.2;
         opts.min_rounds = 5;
-        if (n > 1)
+        if (n_all > 1)
             opts.target_rel_ci = 0.01; /* side by side, a few percent is the difference asked about */
-        convsel_timed_fn fns[MAX_PLANS];
-        void *ctxs[MAX_PLANS];
-        for (size_t i = 0; i < n; i++) {
+        convsel_timed_fn fns[SLOTS];
+        void *ctxs[SLOTS];
+        for (size_t i = 0; i < n_all; i++) {
             fns[i] = run_once;
             ctxs[i] = runners[i];
         }
-        st = convsel_time_interleaved(n, fns, ctxs, &opts, timing);
+        st = convsel_time_interleaved(n_all, fns, ctxs, &opts, timing);
     }
     if (rc == CLI_OK && st != CONVSEL_OK)
         rc = cli_fail("run", st);
-    else if (rc == CLI_OK)
-        print_results(net, files, plans, runners, timing, n, json, check, worst);
-    for (size_t i = 0; i < n; i++) {
+    if (rc == CLI_OK) {
+        *res = (run_result){1, plans[0]->n_layers, timing[0].median_ms, alone ? timing[n].median_ms : 0.0,
+                            alone ? reference_layers(plans[n], auto_index) : 0};
+        if (job->json)
+            print_json(net, labels, plans, runners, timing, n, res, job->check, worst);
+        else
+            print_text(net, labels, plans, runners, timing, n, alone, job->check, worst);
+        if (res->alone_ref && !job->json)
+            printf("oneDNN alone runs oneDNN's reference loops on %zu of the %zu layers\n", res->alone_ref,
+                   plans[n]->n_layers);
+    }
+    for (size_t i = 0; i < SLOTS; i++) {
         convsel_runner_destroy(runners[i]);
         convsel_plan_destroy(plans[i]);
     }
     convsel_network_destroy(net);
     return rc;
+}
+
+static int compare_doubles(const void *a, const void *b)
+{
+    const double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+/* The median and geometric mean of the speed-ups of the networks run, all
+ * of them (without_ref 0) or those where oneDNN alone runs no reference
+ * loops; 0 networks: returns 0. */
+static size_t speedup_stats(const run_result *res, size_t n, int without_ref, double *median, double *geomean)
+{
+    double *s = malloc((n ? n : 1) * sizeof *s), log_sum = 0.0;
+    size_t k = 0;
+    for (size_t i = 0; s && i < n; i++)
+        if (res[i].ok && !(without_ref && res[i].alone_ref)) {
+            s[k] = res[i].alone_ms / res[i].plan_ms;
+            log_sum += log(s[k++]);
+        }
+    if (k) {
+        qsort(s, k, sizeof *s, compare_doubles);
+        *median = k % 2 ? s[k / 2] : 0.5 * (s[k / 2 - 1] + s[k / 2]);
+        *geomean = exp(log_sum / (double)k);
+    }
+    free(s);
+    return k;
+}
+
+/* The batch's table, then the count and, with --baseline, the median and
+ * geometric mean speed-up (and again without the networks where oneDNN alone
+ * runs its reference loops) and the networks oneDNN alone ran faster. */
+static void print_summary(char **nets, const run_result *res, size_t n, const char *dir, int alone)
+{
+    size_t failed = 0;
+    printf("\n%-28s %7s %12s", "network", "layers", "plan_ms");
+    if (alone)
+        printf(" %12s %9s", "onednn_ms", "speed-up");
+    printf(" plan\n");
+    for (size_t i = 0; i < n; i++) {
+        char stem[256];
+        cli_network_stem(nets[i], stem, sizeof stem);
+        if (!res[i].ok) {
+            printf("%-28.28s failed (%s)\n", stem, nets[i]);
+            failed++;
+            continue;
+        }
+        printf("%-28.28s %7zu %12.4f", stem, res[i].layers, res[i].plan_ms);
+        if (alone)
+            printf(" %12.4f %8.3fx%s", res[i].alone_ms, res[i].alone_ms / res[i].plan_ms, res[i].alone_ref ? "*" : "");
+        printf(" %s/%s.plan.json\n", dir, stem);
+    }
+    printf("%zu network%s: %zu run, %zu failed\n", n, n == 1 ? "" : "s", n - failed, failed);
+    double median, geomean;
+    size_t k, clean;
+    if (!alone || !(k = speedup_stats(res, n, 0, &median, &geomean)))
+        return;
+    printf("speed-up over oneDNN alone: median %.3fx, geometric mean %.3fx over %zu network%s\n", median, geomean, k,
+           k == 1 ? "" : "s");
+    if ((clean = speedup_stats(res, n, 1, &median, &geomean)) != k) {
+        printf("* oneDNN alone runs oneDNN's reference loops on some layers; without those networks: ");
+        if (clean)
+            printf("median %.3fx, geometric mean %.3fx over %zu network%s\n", median, geomean, clean,
+                   clean == 1 ? "" : "s");
+        else
+            printf("none left\n");
+    }
+    printf("slower than oneDNN alone: ");
+    size_t said = 0;
+    for (size_t i = 0; i < n; i++)
+        if (res[i].ok && res[i].alone_ms < res[i].plan_ms) {
+            char stem[256];
+            cli_network_stem(nets[i], stem, sizeof stem);
+            printf("%s%s (%.3fx)", said++ ? ", " : "", stem, res[i].alone_ms / res[i].plan_ms);
+        }
+    printf("%s\n", said ? "" : "none");
+}
+
+int cmd_run(int argc, char **argv)
+{
+    const char *files[MAX_PLANS], *plans_dir = NULL, *model_file = NULL, *v;
+    const char **net_args = calloc(argc > 0 ? (size_t)argc : 1, sizeof *net_args);
+    size_t n = 0, n_net_args = 0;
+    int baseline = 0, rc = CLI_USAGE;
+    run_job job = {.max_time = 3.0};
+    if (!net_args) {
+        fprintf(stderr, "convsel run: out of memory\n");
+        return CLI_FAIL;
+    }
+    for (int i = 1; i < argc; i++) {
+        if (cli_is_help(argv[i])) {
+            usage(stdout);
+            free(net_args);
+            return CLI_OK;
+        } else if (!strcmp(argv[i], "--net")) {
+            if (!(net_args[n_net_args++] = cli_value("run", argc, argv, &i)))
+                goto usage_error;
+        } else if (!strcmp(argv[i], "--plan")) {
+            if (!(v = cli_value("run", argc, argv, &i)))
+                goto usage_error;
+            if (n == MAX_PLANS) {
+                fprintf(stderr, "convsel run: at most %d --plan files\n", MAX_PLANS);
+                goto usage_error;
+            }
+            files[n++] = v;
+        } else if (!strcmp(argv[i], "--plans")) {
+            if (!(plans_dir = cli_value("run", argc, argv, &i)))
+                goto usage_error;
+        } else if (!strcmp(argv[i], "--model")) {
+            if (!(model_file = cli_value("run", argc, argv, &i)))
+                goto usage_error;
+        } else if (!strcmp(argv[i], "--max-time")) {
+            if (!(v = cli_value("run", argc, argv, &i)) ||
+                !cli_parse_double("run", "--max-time", v, 0.0, 3600.0, &job.max_time))
+                goto usage_error;
+        } else if (!strcmp(argv[i], "--json")) {
+            job.json = 1;
+        } else if (!strcmp(argv[i], "--check")) {
+            job.check = 1;
+        } else if (!strcmp(argv[i], "--baseline")) {
+            baseline = 1;
+        } else {
+            fprintf(stderr, "convsel run: unknown argument '%s'\n", argv[i]);
+            usage(stderr);
+            goto usage_error;
+        }
+    }
+    if (!n_net_args || (n == 0 && !plans_dir)) {
+        fprintf(stderr, "convsel run: --net FILE and --plan PLAN (or --plans DIR) are required\n");
+        goto usage_error;
+    }
+    if (n && plans_dir) {
+        fprintf(stderr, "convsel run: --plan PLAN or --plans DIR, not both\n");
+        goto usage_error;
+    }
+    if (model_file && !baseline) {
+        fprintf(stderr, "convsel run: --model prices oneDNN alone's plan: it goes with --baseline\n");
+        goto usage_error;
+    }
+    struct stat sb;
+    if (plans_dir && (stat(plans_dir, &sb) != 0 || !S_ISDIR(sb.st_mode))) {
+        fprintf(stderr, "convsel run: --plans: '%s' is not a directory\n", plans_dir);
+        goto usage_error;
+    }
+
+    char **nets = NULL;
+    size_t n_nets = 0;
+    int batch = 0, first_failure = CLI_OK;
+    run_result *res = NULL;
+    convsel_model *model = NULL;
+    convsel_model_costs mc = {0};
+    convsel_cost_source costs = {0};
+    convsel_fingerprint here;
+    rc = cli_gather_networks("run", net_args, n_net_args, &nets, &n_nets, &batch);
+    if (rc == CLI_OK && batch && !plans_dir) {
+        fprintf(stderr, "convsel run: several networks take --plans DIR (a plan each, DIR/NAME.plan.json)\n");
+        rc = CLI_USAGE;
+    }
+    if (rc == CLI_OK && !(res = calloc(n_nets, sizeof *res))) {
+        fprintf(stderr, "convsel run: out of memory\n");
+        rc = CLI_FAIL;
+    }
+    if (convsel_fingerprint_get(&here) == CONVSEL_OK)
+        job.here = &here;
+    if (rc == CLI_OK && baseline && (rc = cli_open_model("run", model_file, &model)) == CLI_OK) {
+        mc.model = model;
+        convsel_fingerprint_get(&mc.cpu);
+        costs = convsel_model_costs_source(&mc);
+        job.baseline = &costs;
+    }
+    /* A network that fails is said and the others go on: the exit code is
+     * the first failure's. */
+    for (size_t f = 0; rc == CLI_OK && f < n_nets; f++) {
+        char path[4096], stem[256];
+        const char *plan_file = path;
+        cli_network_stem(nets[f], stem, sizeof stem);
+        snprintf(path, sizeof path, "%s/%s.plan.json", plans_dir ? plans_dir : ".", stem);
+        if (batch && !job.json)
+            printf("%s== %s (%s)\n", f ? "\n" : "", stem, nets[f]);
+        fflush(stdout); /* in order with a failure's message on stderr */
+        int one = run_network(&job, nets[f], plans_dir ? &plan_file : files, plans_dir ? 1 : n, &res[f]);
+        if (one != CLI_OK && first_failure == CLI_OK)
+            first_failure = one;
+    }
+    if (rc == CLI_OK && batch && !job.json)
+        print_summary(nets, res, n_nets, plans_dir, baseline);
+    if (rc == CLI_OK)
+        rc = first_failure;
+    convsel_model_destroy(model);
+    convsel_network_files_free(nets, n_nets);
+    free(res);
+    free(net_args);
+    return rc;
+
+usage_error:
+    free(net_args);
+    return CLI_USAGE;
 }

@@ -217,62 +217,14 @@ done:
     return rc;
 }
 
-/* A network file's name without its directory and ".txt". */
-static void file_stem(const char *path, char *buf, size_t size)
-{
-    const char *slash = strrchr(path, '/');
-    const char *base = slash ? slash + 1 : path;
-    size_t n = strlen(base);
-    if (n > 4 && strcmp(base + n - 4, ".txt") == 0)
-        n -= 4;
-    snprintf(buf, size, "%.*s", (int)n, base);
-}
-
-/* The network files of the --net arguments, directories expanded; *batch
- * set when there are several or a directory was named. */
-static int gather_files(const char *const *args, size_t n_args, char ***files, size_t *n_files, int *batch)
-{
-    *files = NULL;
-    *n_files = 0;
-    *batch = n_args > 1;
-    for (size_t a = 0; a < n_args; a++) {
-        char **some;
-        size_t n;
-        convsel_status st = convsel_network_files(args[a], &some, &n);
-        if (st != CONVSEL_OK)
-            return cli_fail("select", st);
-        if (n != 1 || strcmp(some[0], args[a]) != 0) { /* a directory */
-            *batch = 1;
-            if (!n)
-                fprintf(stderr, "convsel select: --net %s: a directory without network files (*.txt)\n", args[a]);
-        }
-        char **all = n ? realloc(*files, (*n_files + n) * sizeof *all) : *files;
-        if (n && !all) {
-            convsel_network_files_free(some, n);
-            fprintf(stderr, "convsel select: out of memory\n");
-            return CLI_FAIL;
-        }
-        *files = all;
-        if (n)
-            memcpy(all + *n_files, some, n * sizeof *some);
-        *n_files += n;
-        free(some); /* the names now belong to *files */
-    }
-    if (!*n_files) {
-        fprintf(stderr, "convsel select: no network file to select for\n");
-        return CLI_USAGE;
-    }
-    return CLI_OK;
-}
-
 /* Two files whose plans would have the same name in the -o directory. */
 static int check_stems(char **files, size_t n, const char *dir)
 {
     char a[256], b[256];
     for (size_t i = 0; i < n; i++)
         for (size_t j = i + 1; j < n; j++) {
-            file_stem(files[i], a, sizeof a);
-            file_stem(files[j], b, sizeof b);
+            cli_network_stem(files[i], a, sizeof a);
+            cli_network_stem(files[j], b, sizeof b);
             if (strcmp(a, b) == 0) {
                 fprintf(stderr, "convsel select: %s and %s would both write %s/%s.plan.json\n", files[i], files[j],
                         dir, a);
@@ -293,7 +245,7 @@ static void print_summary(char **files, const select_result *res, size_t n, cons
     printf(" %s\n", dir ? "plan" : "");
     for (size_t i = 0; i < n; i++) {
         char stem[256];
-        file_stem(files[i], stem, sizeof stem);
+        cli_network_stem(files[i], stem, sizeof stem);
         if (!res[i].ok) {
             printf("%-28.28s failed (%s)\n", stem, files[i]);
             failed++;
@@ -400,7 +352,7 @@ int cmd_select(int argc, char **argv)
     unsigned char *excluded = calloc(np, 1);
     convsel_model *model = NULL;
     select_result *res = NULL;
-    rc = excluded ? gather_files(net_args, n_net_args, &files, &n_files, &batch) : CLI_FAIL;
+    rc = excluded ? cli_gather_networks("select", net_args, n_net_args, &files, &n_files, &batch) : CLI_FAIL;
     /* Several networks write their plans into -o DIR, one NAME.plan.json
      * each; one writes -o PLAN. Either is checked before any work. */
     if (rc == CLI_OK && batch && out)
@@ -434,7 +386,7 @@ int cmd_select(int argc, char **argv)
         for (size_t f = 0; f < n_files; f++) {
             char path[4096], stem[256];
             const char *plan_out = out;
-            file_stem(files[f], stem, sizeof stem);
+            cli_network_stem(files[f], stem, sizeof stem);
             if (batch && out) {
                 snprintf(path, sizeof path, "%s/%s.plan.json", out, stem);
                 plan_out = path;

@@ -270,3 +270,64 @@ int cli_plan_matches(const convsel_plan *plan, const convsel_network *net, const
     }
     return k == plan->n_layers;
 }
+
+void cli_network_stem(const char *path, char *buf, size_t size)
+{
+    const char *slash = strrchr(path, '/');
+    const char *base = slash ? slash + 1 : path;
+    size_t n = strlen(base);
+    if (n > 4 && strcmp(base + n - 4, ".txt") == 0)
+        n -= 4;
+    snprintf(buf, size, "%.*s", (int)n, base);
+}
+
+int cli_gather_networks(const char *cmd, const char *const *args, size_t n_args, char ***files, size_t *n_files,
+                        int *batch)
+{
+    *files = NULL;
+    *n_files = 0;
+    *batch = n_args > 1;
+    for (size_t a = 0; a < n_args; a++) {
+        char **some;
+        size_t n;
+        convsel_status st = convsel_network_files(args[a], &some, &n);
+        if (st != CONVSEL_OK)
+            return cli_fail(cmd, st);
+        if (n != 1 || strcmp(some[0], args[a]) != 0) { /* a directory */
+            *batch = 1;
+            if (!n)
+                fprintf(stderr, "convsel %s: --net %s: a directory without network files (*.txt)\n", cmd, args[a]);
+        }
+        char **all = n ? realloc(*files, (*n_files + n) * sizeof *all) : *files;
+        if (n && !all) {
+            convsel_network_files_free(some, n);
+            fprintf(stderr, "convsel %s: out of memory\n", cmd);
+            return CLI_FAIL;
+        }
+        *files = all;
+        if (n)
+            memcpy(all + *n_files, some, n * sizeof *some);
+        *n_files += n;
+        free(some); /* the names now belong to *files */
+    }
+    if (!*n_files) {
+        fprintf(stderr, "convsel %s: no network file in the --net arguments\n", cmd);
+        return CLI_USAGE;
+    }
+    return CLI_OK;
+}
+
+convsel_status cli_single_plan(const convsel_network *net, int threads, size_t primitive,
+                               const convsel_cost_source *costs, convsel_plan **plan)
+{
+    size_t np = convsel_primitive_count();
+    unsigned char *excluded = malloc(np);
+    if (!excluded)
+        return CONVSEL_OUT_OF_MEMORY;
+    for (size_t i = 0; i < np; i++)
+        excluded[i] = i != primitive;
+    convsel_select_options opts = {threads, 0.0, excluded, 0, 0};
+    convsel_status st = convsel_select(net, &opts, costs, plan);
+    free(excluded);
+    return st;
+}
