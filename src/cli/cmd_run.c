@@ -313,7 +313,7 @@ static size_t speedup_stats(const run_result *res, size_t n, int without_ref, do
     double *s = malloc((n ? n : 1) * sizeof *s), log_sum = 0.0;
     size_t k = 0;
     for (size_t i = 0; s && i < n; i++)
-        if (res[i].ok && !(without_ref && res[i].alone_ref)) {
+        if (res[i].ok && res[i].plan_ms > 0 && res[i].alone_ms > 0 && !(without_ref && res[i].alone_ref)) {
             s[k] = res[i].alone_ms / res[i].plan_ms;
             log_sum += log(s[k++]);
         }
