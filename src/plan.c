@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "internal.h"
@@ -503,6 +504,12 @@ static char *read_file(const char *path, convsel_status *st)
         *st = convsel_error(CONVSEL_IO_ERROR, "%s: %s", path, strerror(errno));
         return NULL;
     }
+    struct stat sb; /* a pipe is read as a file is; a directory would read as nothing */
+    if (fstat(fileno(f), &sb) == 0 && S_ISDIR(sb.st_mode)) {
+        fclose(f);
+        *st = convsel_error(CONVSEL_IO_ERROR, "%s: a directory, not a plan file", path);
+        return NULL;
+    }
     size_t cap = 1 << 16, n = 0;
     char *buf = malloc(cap);
     while (buf) {
@@ -524,9 +531,16 @@ static char *read_file(const char *path, convsel_status *st)
         buf = grown;
         cap *= 2;
     }
+    const int failed = ferror(f);
     fclose(f);
     if (!buf) {
         *st = convsel_error(CONVSEL_OUT_OF_MEMORY, "%s: out of memory", path);
+        return NULL;
+    }
+    if (failed || n == 0) {
+        free(buf);
+        *st = failed ? convsel_error(CONVSEL_IO_ERROR, "%s: read error", path)
+                     : convsel_error(CONVSEL_CORRUPT, "%s: empty file, not a convsel plan", path);
         return NULL;
     }
     buf[n] = '\0';

@@ -237,6 +237,13 @@ static void test_broken_files(const convsel_dataset *ds)
     CHECK_EQ(convsel_model_load("/nonexistent/model.msgpack", &m), CONVSEL_IO_ERROR);
     CHECK(strstr(convsel_last_error(), "/nonexistent/model.msgpack") != NULL);
     CHECK(m == NULL);
+    /* A directory (fopen opens it; reading it fails) names itself as one. */
+    char dir[] = "/tmp/convsel_model_dirXXXXXX";
+    CHECK(mkdtemp(dir) != NULL);
+    CHECK_EQ(convsel_model_load(dir, &m), CONVSEL_IO_ERROR);
+    CHECK(strstr(convsel_last_error(), dir) != NULL && strstr(convsel_last_error(), "a directory") != NULL);
+    CHECK(m == NULL);
+    CHECK_EQ(rmdir(dir), 0);
     free(bad);
     free(good);
     convsel_model_destroy(model);

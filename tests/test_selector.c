@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "check.h"
@@ -400,6 +401,15 @@ static void test_exclusions_and_errors(void)
         fclose(f);
         CHECK_EQ(convsel_plan_load(path, &back), CONVSEL_CORRUPT);
         CHECK_EQ(convsel_plan_load("/nonexistent/plan.json", &back), CONVSEL_IO_ERROR);
+        /* An empty file and a directory say so, not "expected '{'". */
+        fclose(fopen(path, "w"));
+        CHECK_EQ(convsel_plan_load(path, &back), CONVSEL_CORRUPT);
+        CHECK(strstr(convsel_last_error(), path) != NULL && strstr(convsel_last_error(), "empty file") != NULL);
+        CHECK_EQ(mkdir(dir, 0700), 0); /* the name mkdtemp chose above, removed since */
+        CHECK_EQ(convsel_plan_load(dir, &back), CONVSEL_IO_ERROR);
+        CHECK(strstr(convsel_last_error(), dir) != NULL && strstr(convsel_last_error(), "a directory") != NULL);
+        CHECK(back == NULL);
+        CHECK_EQ(rmdir(dir), 0);
         unlink(path);
     }
     convsel_plan_destroy(plan);
