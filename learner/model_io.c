@@ -1537,11 +1537,12 @@ convsel_status convsel_model_load(const char *path, convsel_model **model)
      * file's end is still found by reading, not trusted from stat. */
     struct stat sb;
     size_t cap = 1 << 16, size = 0;
-    if (fstat(fileno(f), &sb) == 0 && S_ISDIR(sb.st_mode)) {
+    const int have_stat = fstat(fileno(f), &sb) == 0;
+    if (have_stat && S_ISDIR(sb.st_mode)) {
         fclose(f);
         return convsel_error(CONVSEL_IO_ERROR, "%s: a directory, not a model file", path);
     }
-    if (fstat(fileno(f), &sb) == 0 && S_ISREG(sb.st_mode) && sb.st_size > 0 &&
+    if (have_stat && S_ISREG(sb.st_mode) && sb.st_size > 0 &&
         (uint64_t)sb.st_size < MODEL_MAX_FILE_BYTES)
         cap = (size_t)sb.st_size + 1;
     uint8_t *data = malloc(cap);
