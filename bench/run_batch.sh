@@ -3,9 +3,12 @@
 # directory, then `convsel run --plans DIR --baseline`, which times each plan beside oneDNN alone
 # and ends with the median and geometric-mean speed-up (and both without the networks where
 # oneDNN alone runs its reference loops). Minutes where compare_networks.sh takes hours, but no
-# distance to the oracle.
+# distance to the oracle. With -m repeated (up to 8 models: the shipped one and its calibration
+# to this CPU, say), each model's plans go to a directory of their own and `run` is given every
+# directory, so a network's plans of all the models are timed interleaved with oneDNN alone (its
+# boundary layout priced by the first model), and the summary compares them.
 #
-#   bash bench/run_batch.sh [-t THREADS] [-m MODEL] [-x "SELECT OPTIONS"] [-o OUT.txt] [NETWORK_FILE...]
+#   bash bench/run_batch.sh [-t THREADS] [-m MODEL]... [-x "SELECT OPTIONS"] [-o OUT.txt] [NETWORK_FILE...]
 #
 # Without networks: every file of ../shared/networks and networks/ (1D/3D layers skipped), at
 # batch 1; networks/ files are linked as own_NAME.txt, since two resnet_50.txt would share a plan.
@@ -14,19 +17,20 @@ set -euo pipefail
 . "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 cd_repo_root
 threads=1
-model=models/default.msgpack
+models=()
 select_opts=""
 out=bench/results/run_batch.txt
 while getopts "t:m:x:o:" opt; do
     case $opt in
     t) threads=$OPTARG ;;
-    m) model=$OPTARG ;;
+    m) models+=("$OPTARG") ;;
     x) select_opts=$OPTARG ;;
     o) out=$OPTARG ;;
     *) exit 2 ;;
     esac
 done
 shift $((OPTIND - 1))
+((${#models[@]})) || models=(models/default.msgpack)
 convsel=$(convsel_path)
 require_built "$convsel"
 make_tmp
@@ -38,16 +42,25 @@ if (($# == 0)); then
 else
     for f in "$@"; do ln -s "$(realpath "$f")" "$work/nets/"; done
 fi
+# With one model the plans are in TMP/plans, as before; with more, TMP/plans_1, TMP/plans_2, ...
+dirs=()
+for i in "${!models[@]}"; do
+    if ((${#models[@]} == 1)); then dirs+=("$work/plans"); else dirs+=("$work/plans_$((i + 1))"); fi
+done
+plans_args=()
+for d in "${dirs[@]}"; do plans_args+=(--plans "$d"); done
 # shellcheck disable=SC2086 # select_opts is a list of options
 {
-    echo "# bash bench/run_batch.sh -t $threads -m $model -x \"$select_opts\": $(cpu_setup "$convsel"), $(date -u +%F)"
-    echo "# \$ convsel select --net NETS --mb 1 --threads $threads --model $model $select_opts -o PLANS --quiet"
-    "$convsel" select --net "$work/nets" --mb 1 --threads "$threads" --model "$model" $select_opts -o "$work/plans" \
-        --quiet 2>&1 || true
+    echo "# bash bench/run_batch.sh -t $threads$(printf -- ' -m %s' "${models[@]}") -x \"$select_opts\": $(cpu_setup "$convsel"), $(date -u +%F)"
+    for i in "${!models[@]}"; do
+        echo "# \$ convsel select --net NETS --mb 1 --threads $threads --model ${models[$i]} $select_opts -o ${dirs[$i]} --quiet"
+        "$convsel" select --net "$work/nets" --mb 1 --threads "$threads" --model "${models[$i]}" $select_opts \
+            -o "${dirs[$i]}" --quiet 2>&1 || true
+    done
     echo
-    echo "# \$ convsel run --net NETS --plans PLANS --baseline --model $model"
+    echo "# \$ convsel run --net NETS ${plans_args[*]} --baseline --model ${models[0]}"
     start=$(date +%s)
-    "$convsel" run --net "$work/nets" --plans "$work/plans" --baseline --model "$model" 2>&1 || true
+    "$convsel" run --net "$work/nets" "${plans_args[@]}" --baseline --model "${models[0]}" 2>&1 || true
     echo "# $(($(date +%s) - start)) s"
 } | sed "s|$work/|TMP/|g" >"$out"
-tail -4 "$out"
+tail -n $((5 + 2 * ${#models[@]})) "$out"

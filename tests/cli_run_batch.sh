@@ -115,6 +115,73 @@ assert [r["network"] for r in rows] == ["a_small", "tiny"], rows
 assert all(r["onednn_auto_ms"] > 0 and r["speedup_vs_onednn_auto"] > 0 for r in rows), rows
 PY
 
+# Several --plans DIRs: each network's plans of every DIR timed interleaved, a column each, and
+# the later DIRs against the first (here the plans made without our own kernels).
+expect_rc 0 select --net "$tmp/nets" --exclude winograd,direct_simd -o "$tmp/plans_ex" --quiet
+expect_rc 0 run --net "$tmp/nets" --plans "$tmp/plans" --plans "$tmp/plans_ex" --baseline --max-time 0.1
+grep -q "^plans 1: $tmp/plans/NAME.plan.json$" "$tmp/out" && grep -q "^plans 2: $tmp/plans_ex/NAME.plan.json$" "$tmp/out" ||
+    fail "run --plans twice, the legend: $(cat "$tmp/out")"
+grep -q "^plan 1 $tmp/plans/tiny.plan.json: " "$tmp/out" && grep -q "^plan 2 $tmp/plans_ex/tiny.plan.json: " "$tmp/out" ||
+    fail "run --plans twice, tiny's two plans not timed together: $(cat "$tmp/out")"
+python3 - "$tmp/out" "$tmp/plans" "$tmp/plans_ex" <<'PY2' || fail "run --plans twice, the summary: $(cat "$tmp/out")"
+import math, re, sys
+from within import within
+text, d1, d2 = open(sys.argv[1]).read(), sys.argv[2], sys.argv[3]
+assert re.search(r"^network +layers +plan1_ms +plan2_ms +onednn_ms +speed-up1 +speed-up2$", text, re.M), text
+rows = re.findall(r"^(\w+) +(\d+) +([0-9.]+) +([0-9.]+) +([0-9.]+) +([0-9.]+)x +([0-9.]+)x$", text, re.M)
+assert [r[0] for r in rows] == ["a_small", "tiny"], rows
+ms = [(float(r[2]), float(r[3])) for r in rows]
+alone = [float(r[4]) for r in rows]
+for r, (a, b), o in zip(rows, ms, alone):
+    assert within(float(r[5]), o, a, 5e-5, 5e-5) and within(float(r[6]), o, b, 5e-5, 5e-5), r
+# Each DIR's speed-ups, and the rows' in each network's own block.
+for d, col, name in ((1, 5, d1), (2, 6, d2)):
+    s = [float(r[col]) for r in rows]
+    m = re.search(r"^speed-up over oneDNN alone, plans %d \(%s\): median ([0-9.]+)x, geometric mean ([0-9.]+)x "
+                  r"over 2 networks$" % (d, re.escape(name)), text, re.M)
+    assert abs(float(m.group(1)) - (s[0] + s[1]) / 2) <= 0.0015, (m.group(0), s)
+    assert abs(float(m.group(2)) - math.sqrt(s[0] * s[1])) <= 0.0015, (m.group(0), s)
+    slower = [n for n, v in zip(("a_small", "tiny"), s) if v < 1]
+    line = re.search(r"^slower than oneDNN alone, plans %d \(%s\): (.*)$" % (d, re.escape(name)), text, re.M).group(1)
+    assert (line == "none") == (not slower) and all(n + " (" in line for n in slower), (line, s)
+blocks = re.findall(r"^speed-up over oneDNN alone: plan 1 ([0-9.]+)x, plan 2 ([0-9.]+)x$", text, re.M)
+assert [(float(a), float(b)) for a, b in blocks] == [(float(r[5]), float(r[6])) for r in rows], (blocks, rows)
+# The second DIR against the first: the time ratios' median and geometric mean, and the counts.
+ratio = [b / a for a, b in ms]
+m = re.search(r"^plans 2 \(%s\) against plans 1 \(%s\): time ratio median ([0-9.]+)x, geometric mean ([0-9.]+)x over "
+              r"2 networks; faster on (\d), slower on (\d)$" % (re.escape(d2), re.escape(d1)), text, re.M)
+lo = [(b - 5e-5) / (a + 5e-5) for a, b in ms]
+hi = [(b + 5e-5) / (a - 5e-5) for a, b in ms]
+assert (lo[0] + lo[1]) / 2 - 0.0015 <= float(m.group(1)) <= (hi[0] + hi[1]) / 2 + 0.0015, (m.group(0), ms)
+assert math.sqrt(lo[0] * lo[1]) - 0.0015 <= float(m.group(2)) <= math.sqrt(hi[0] * hi[1]) + 0.0015, (m.group(0), ms)
+faster, slower = int(m.group(3)), int(m.group(4))
+assert faster + slower <= 2 and faster >= sum(h < 1 for h in hi) and slower >= sum(l > 1 for l in lo), (m.group(0), ms)
+PY2
+# Without --baseline: the time ratio column; JSON: both plans of each network.
+expect_rc 0 run --net "$tmp/nets" --plans "$tmp/plans" --plans "$tmp/plans_ex" --max-time 0.1
+grep -Eq '^network +layers +plan1_ms +plan2_ms +2_vs_1$' "$tmp/out" && grep -Eq '^tiny +4 +[0-9.]+ +[0-9.]+ +[0-9.]+x$' "$tmp/out" ||
+    fail "run --plans twice without --baseline, the table: $(cat "$tmp/out")"
+grep -q 'oneDNN alone' "$tmp/out" && fail "run --plans twice without --baseline timed oneDNN alone: $(cat "$tmp/out")"
+grep -q "^plans 2 ($tmp/plans_ex) against plans 1 ($tmp/plans): time ratio median " "$tmp/out" ||
+    fail "run --plans twice without --baseline, the comparison: $(cat "$tmp/out")"
+expect_rc 0 run --net "$tmp/nets" --plans "$tmp/plans" --plans "$tmp/plans_ex" --baseline --max-time 0.1 --json
+python3 - "$tmp/out" "$tmp/plans" "$tmp/plans_ex" <<'PY2' || fail "run --plans twice --json: $(cat "$tmp/out")"
+import json, sys
+rows = [json.loads(line) for line in open(sys.argv[1])]
+assert [r["network"] for r in rows] == ["a_small", "tiny"], rows
+for r in rows:
+    want = [d + "/" + r["network"] + ".plan.json" for d in sys.argv[2:]]
+    assert [p["plan"] for p in r["plans"]] == want and r["onednn_auto_ms"] > 0, r
+PY2
+# A DIR lacking a network's plan fails that network, not the others.
+mkdir -p "$tmp/plans_part"
+cp "$tmp/plans_ex/tiny.plan.json" "$tmp/plans_part/"
+expect_rc 1 run --net "$tmp/nets" --plans "$tmp/plans" --plans "$tmp/plans_part" --max-time 0.1
+grep -q "$tmp/plans_part/a_small.plan.json: No such file or directory" "$tmp/err" ||
+    fail "run --plans twice, a missing plan: $(cat "$tmp/err")"
+grep -q '^2 networks: 1 run, 1 failed$' "$tmp/out" && grep -q "over 1 network; faster on" "$tmp/out" ||
+    fail "run --plans twice with a failure: $(cat "$tmp/out")"
+
 # A network that fails is said, the others still run, and the exit status is its: a missing
 # plan, and a plan of another network under this one's name.
 mkdir -p "$tmp/plans_bad"
@@ -161,6 +228,12 @@ expect_rc 2 run --net "$tmp/nets" --plans "$tmp/missing"
 grep -q "'$tmp/missing' is not a directory" "$tmp/err" || fail "run --plans MISSING: $(cat "$tmp/err")"
 expect_rc 2 run --net "$tmp/nets/tiny.txt" --plans "$tmp/plans/tiny.plan.json"
 grep -q "is not a directory" "$tmp/err" || fail "run --plans FILE: $(cat "$tmp/err")"
+expect_rc 2 run --net "$tmp/nets" --plans "$tmp/plans" --plans "$tmp/missing"
+grep -q "'$tmp/missing' is not a directory" "$tmp/err" || fail "run --plans DIR --plans MISSING: $(cat "$tmp/err")"
+nine=()
+for _ in 1 2 3 4 5 6 7 8 9; do nine+=(--plans "$tmp/plans"); done
+expect_rc 2 run --net "$tmp/nets" "${nine[@]}"
+grep -q "at most 8 --plans directories" "$tmp/err" || fail "run with nine --plans: $(cat "$tmp/err")"
 expect_rc 2 run --net "$tmp/nets/tiny.txt" --plans "$tmp/plans" --plan "$tmp/plans/tiny.plan.json"
 grep -q "not both" "$tmp/err" || fail "run --plan and --plans: $(cat "$tmp/err")"
 expect_rc 2 run --net "$tmp/nets" --plan "$tmp/plans/tiny.plan.json"

@@ -15,7 +15,8 @@ static void usage(FILE *out)
 {
     fprintf(out, "usage: convsel run --net FILE --plan PLAN [--plan PLAN ...] [--baseline [--model M]]\n"
                  "                   [--max-time S] [--check] [--json]\n"
-                 "       convsel run --net FILE|DIR [--net ...] --plans DIR [--baseline [--model M]] ...\n"
+                 "       convsel run --net FILE|DIR [--net ...] --plans DIR [--plans DIR ...]\n"
+                 "                   [--baseline [--model M]] ...\n"
                  "\n"
                  "Creates every layer's primitive of PLAN (random weights and input), runs the\n"
                  "network's convolutions in order with the reorders the plan implies, and reports\n"
@@ -31,7 +32,10 @@ static void usage(FILE *out)
                  "  --plan PLAN   a plan file from 'convsel select -o' (repeatable)\n"
                  "  --plans DIR   a plan per network, DIR/NAME.plan.json as 'convsel select --net ...\n"
                  "                -o DIR' writes them; --net may then be repeated or a directory (its\n"
-                 "                *.txt), each network run in turn, a summary at the end\n"
+                 "                *.txt), each network run in turn, a summary at the end;\n"
+                 "                repeated (up to %d), each network's plans of every DIR are timed\n"
+                 "                interleaved and the summary compares the DIRs (their time\n"
+                 "                against the first DIR's: another model's plans, say)\n"
                  "  --baseline    also time oneDNN alone (onednn_auto on every layer, at the first\n"
                  "                plan's threads) interleaved with the plans: each plan's speed-up\n"
                  "                over it; with --plans, their median and geometric mean, also\n"
@@ -46,7 +50,7 @@ static void usage(FILE *out)
                  "                [{\"plan\", \"threads\", \"reorders\", \"median_ms\", ..., \"vs_first\"}, ...]};\n"
                  "                --baseline adds onednn_auto_ms, onednn_auto_reference_layers and\n"
                  "                speedup_vs_onednn_auto\n",
-            MAX_PLANS);
+            MAX_PLANS, MAX_PLANS);
 }
 
 static convsel_status run_once(void *ctx)
@@ -83,8 +87,8 @@ typedef struct run_job {
 typedef struct run_result {
     int ok;
     size_t layers;
-    double plan_ms, alone_ms; /* medians; alone_ms 0 without --baseline */
-    size_t alone_ref;         /* layers where oneDNN alone runs oneDNN's reference loops */
+    double plan_ms[MAX_PLANS], alone_ms; /* medians; alone_ms 0 without --baseline */
+    size_t alone_ref;                    /* layers where oneDNN alone runs oneDNN's reference loops */
 } run_result;
 
 /* The layers of plan whose onednn_auto runs oneDNN's reference loops: what
@@ -281,8 +285,12 @@ static int run_network(const run_job *job, const char *net_file, const char *con
     if (rc == CLI_OK && st != CONVSEL_OK)
         rc = cli_fail("run", st);
     if (rc == CLI_OK) {
-        *res = (run_result){1, plans[0]->n_layers, timing[0].median_ms, alone ? timing[n].median_ms : 0.0,
-                            alone ? reference_layers(plans[n], auto_index) : 0};
+        res->ok = 1;
+        res->layers = plans[0]->n_layers;
+        for (size_t i = 0; i < n; i++)
+            res->plan_ms[i] = timing[i].median_ms;
+        res->alone_ms = alone ? timing[n].median_ms : 0.0;
+        res->alone_ref = alone ? reference_layers(plans[n], auto_index) : 0;
         if (job->json)
             print_json(net, labels, plans, runners, timing, n, res, job->check, worst);
         else
@@ -305,18 +313,33 @@ static int compare_doubles(const void *a, const void *b)
     return (x > y) - (x < y);
 }
 
-/* The median and geometric mean of the speed-ups of the networks run, all
- * of them (without_ref 0) or those where oneDNN alone runs no reference
- * loops; 0 networks: returns 0. */
-static size_t speedup_stats(const run_result *res, size_t n, int without_ref, double *median, double *geomean)
+/* Network i's figure for a batch's summary, 0 where it has none: the
+ * speed-up of its plan from DIR d over oneDNN alone or, with vs_first, that
+ * plan's time against the first DIR's. */
+static double batch_value(const run_result *r, size_t d, int vs_first)
+{
+    if (!r->ok || !(r->plan_ms[d] > 0))
+        return 0.0;
+    if (vs_first)
+        return r->plan_ms[0] > 0 ? r->plan_ms[d] / r->plan_ms[0] : 0.0;
+    return r->alone_ms > 0 ? r->alone_ms / r->plan_ms[d] : 0.0;
+}
+
+/* The median and geometric mean of batch_value over the networks run, all of
+ * them (without_ref 0) or those where oneDNN alone runs no reference loops;
+ * 0 networks: returns 0. */
+static size_t batch_stats(const run_result *res, size_t n, size_t d, int vs_first, int without_ref, double *median,
+                          double *geomean)
 {
     double *s = malloc((n ? n : 1) * sizeof *s), log_sum = 0.0;
     size_t k = 0;
-    for (size_t i = 0; s && i < n; i++)
-        if (res[i].ok && res[i].plan_ms > 0 && res[i].alone_ms > 0 && !(without_ref && res[i].alone_ref)) {
-            s[k] = res[i].alone_ms / res[i].plan_ms;
+    for (size_t i = 0; s && i < n; i++) {
+        const double v = batch_value(&res[i], d, vs_first);
+        if (v > 0 && !(without_ref && res[i].alone_ref)) {
+            s[k] = v;
             log_sum += log(s[k++]);
         }
+    }
     if (k) {
         qsort(s, k, sizeof *s, compare_doubles);
         *median = k % 2 ? s[k / 2] : 0.5 * (s[k / 2 - 1] + s[k / 2]);
@@ -326,16 +349,97 @@ static size_t speedup_stats(const run_result *res, size_t n, int without_ref, do
     return k;
 }
 
-/* The batch's table, then the count and, with --baseline, the median and
- * geometric mean speed-up (and again without the networks where oneDNN alone
- * runs its reference loops) and the networks oneDNN alone ran faster. */
-static void print_summary(char **nets, const run_result *res, size_t n, const char *dir, int alone)
+/* "DIR d" in a summary line: nothing with one DIR. */
+static void print_dir(const char *const *dirs, size_t n_dirs, size_t d, const char *sep)
+{
+    if (n_dirs > 1)
+        printf("%s plans %zu (%s)", sep, d + 1, dirs[d]);
+}
+
+/* With --baseline, the median and geometric-mean speed-up of each DIR's
+ * plans (and again without the networks where oneDNN alone runs its
+ * reference loops) and the networks oneDNN alone ran faster. */
+static void print_speedups(char **nets, const run_result *res, size_t n, const char *const *dirs, size_t n_dirs)
+{
+    double median, geomean;
+    size_t k, clean;
+    for (size_t d = 0; d < n_dirs; d++) {
+        if (!(k = batch_stats(res, n, d, 0, 0, &median, &geomean)))
+            return;
+        printf("speed-up over oneDNN alone");
+        print_dir(dirs, n_dirs, d, ",");
+        printf(": median %.3fx, geometric mean %.3fx over %zu network%s\n", median, geomean, k, k == 1 ? "" : "s");
+        if ((clean = batch_stats(res, n, d, 0, 1, &median, &geomean)) != k) {
+            printf("* oneDNN alone runs oneDNN's reference loops on some layers; without those networks");
+            print_dir(dirs, n_dirs, d, ",");
+            if (clean)
+                printf(": median %.3fx, geometric mean %.3fx over %zu network%s\n", median, geomean, clean,
+                       clean == 1 ? "" : "s");
+            else
+                printf(": none left\n");
+        }
+    }
+    for (size_t d = 0; d < n_dirs; d++) {
+        printf("slower than oneDNN alone");
+        print_dir(dirs, n_dirs, d, ",");
+        printf(": ");
+        size_t said = 0;
+        for (size_t i = 0; i < n; i++) {
+            const double v = batch_value(&res[i], d, 0);
+            if (v > 0 && v < 1.0) {
+                char stem[256];
+                cli_network_stem(nets[i], stem, sizeof stem);
+                printf("%s%s (%.3fx)", said++ ? ", " : "", stem, v);
+            }
+        }
+        printf("%s\n", said ? "" : "none");
+    }
+}
+
+/* Each later DIR's plans against the first DIR's: the median and geometric
+ * mean of their time ratio, and on how many networks they ran faster. */
+static void print_versus_first(const run_result *res, size_t n, const char *const *dirs, size_t n_dirs)
+{
+    for (size_t d = 1; d < n_dirs; d++) {
+        double median, geomean;
+        size_t k = batch_stats(res, n, d, 1, 0, &median, &geomean), faster = 0, slower = 0;
+        if (!k)
+            continue;
+        for (size_t i = 0; i < n; i++) {
+            const double v = batch_value(&res[i], d, 1);
+            faster += v > 0 && v < 1.0;
+            slower += v > 1.0;
+        }
+        printf("plans %zu (%s) against plans 1 (%s): time ratio median %.3fx, geometric mean %.3fx over %zu "
+               "network%s; faster on %zu, slower on %zu\n",
+               d + 1, dirs[d], dirs[0], median, geomean, k, k == 1 ? "" : "s", faster, slower);
+    }
+}
+
+/* The batch's table, then the count and the figures of print_speedups
+ * (with --baseline) and print_versus_first (with several DIRs). */
+static void print_summary(char **nets, const run_result *res, size_t n, const char *const *dirs, size_t n_dirs,
+                          int alone)
 {
     size_t failed = 0;
-    printf("\n%-28s %7s %12s", "network", "layers", "plan_ms");
+    char head[32];
+    printf("\n%-28s %7s", "network", "layers");
+    for (size_t d = 0; d < n_dirs; d++) {
+        snprintf(head, sizeof head, n_dirs > 1 ? "plan%zu_ms" : "plan_ms", d + 1);
+        printf(" %12s", head);
+    }
     if (alone)
-        printf(" %12s %9s", "onednn_ms", "speed-up");
-    printf(" plan\n");
+        printf(" %12s", "onednn_ms");
+    for (size_t d = 0; d < n_dirs; d++) {
+        if (alone)
+            snprintf(head, sizeof head, n_dirs > 1 ? "speed-up%zu" : "speed-up", d + 1);
+        else if (d > 0)
+            snprintf(head, sizeof head, "%zu_vs_1", d + 1);
+        else
+            continue;
+        printf(" %9s", head);
+    }
+    printf(n_dirs > 1 ? "\n" : " plan\n");
     for (size_t i = 0; i < n; i++) {
         char stem[256];
         cli_network_stem(nets[i], stem, sizeof stem);
@@ -344,42 +448,30 @@ static void print_summary(char **nets, const run_result *res, size_t n, const ch
             failed++;
             continue;
         }
-        printf("%-28.28s %7zu %12.4f", stem, res[i].layers, res[i].plan_ms);
+        printf("%-28.28s %7zu", stem, res[i].layers);
+        for (size_t d = 0; d < n_dirs; d++)
+            printf(" %12.4f", res[i].plan_ms[d]);
         if (alone)
-            printf(" %12.4f %8.3fx%s", res[i].alone_ms, res[i].alone_ms / res[i].plan_ms, res[i].alone_ref ? "*" : "");
-        printf(" %s/%s.plan.json\n", dir, stem);
+            printf(" %12.4f", res[i].alone_ms);
+        for (size_t d = alone ? 0 : 1; d < n_dirs; d++)
+            printf(" %8.3fx%s", batch_value(&res[i], d, !alone), alone && res[i].alone_ref ? "*" : "");
+        if (n_dirs == 1)
+            printf(" %s/%s.plan.json", dirs[0], stem);
+        putchar('\n');
     }
+    for (size_t d = 0; n_dirs > 1 && d < n_dirs; d++)
+        printf("plans %zu: %s/NAME.plan.json\n", d + 1, dirs[d]);
     printf("%zu network%s: %zu run, %zu failed\n", n, n == 1 ? "" : "s", n - failed, failed);
-    double median, geomean;
-    size_t k, clean;
-    if (!alone || !(k = speedup_stats(res, n, 0, &median, &geomean)))
-        return;
-    printf("speed-up over oneDNN alone: median %.3fx, geometric mean %.3fx over %zu network%s\n", median, geomean, k,
-           k == 1 ? "" : "s");
-    if ((clean = speedup_stats(res, n, 1, &median, &geomean)) != k) {
-        printf("* oneDNN alone runs oneDNN's reference loops on some layers; without those networks: ");
-        if (clean)
-            printf("median %.3fx, geometric mean %.3fx over %zu network%s\n", median, geomean, clean,
-                   clean == 1 ? "" : "s");
-        else
-            printf("none left\n");
-    }
-    printf("slower than oneDNN alone: ");
-    size_t said = 0;
-    for (size_t i = 0; i < n; i++)
-        if (res[i].ok && res[i].alone_ms < res[i].plan_ms) {
-            char stem[256];
-            cli_network_stem(nets[i], stem, sizeof stem);
-            printf("%s%s (%.3fx)", said++ ? ", " : "", stem, res[i].alone_ms / res[i].plan_ms);
-        }
-    printf("%s\n", said ? "" : "none");
+    if (alone)
+        print_speedups(nets, res, n, dirs, n_dirs);
+    print_versus_first(res, n, dirs, n_dirs);
 }
 
 int cmd_run(int argc, char **argv)
 {
-    const char *files[MAX_PLANS], *plans_dir = NULL, *model_file = NULL, *v;
+    const char *files[MAX_PLANS], *dirs[MAX_PLANS], *model_file = NULL, *v;
     const char **net_args = calloc(argc > 0 ? (size_t)argc : 1, sizeof *net_args);
-    size_t n = 0, n_net_args = 0;
+    size_t n = 0, n_dirs = 0, n_net_args = 0;
     int baseline = 0, rc = CLI_USAGE;
     run_job job = {.max_time = 3.0};
     if (!net_args) {
@@ -403,8 +495,13 @@ int cmd_run(int argc, char **argv)
             }
             files[n++] = v;
         } else if (!strcmp(argv[i], "--plans")) {
-            if (!(plans_dir = cli_value("run", argc, argv, &i)))
+            if (!(v = cli_value("run", argc, argv, &i)))
                 goto usage_error;
+            if (n_dirs == MAX_PLANS) {
+                fprintf(stderr, "convsel run: at most %d --plans directories\n", MAX_PLANS);
+                goto usage_error;
+            }
+            dirs[n_dirs++] = v;
         } else if (!strcmp(argv[i], "--model")) {
             if (!(model_file = cli_value("run", argc, argv, &i)))
                 goto usage_error;
@@ -424,11 +521,11 @@ int cmd_run(int argc, char **argv)
             goto usage_error;
         }
     }
-    if (!n_net_args || (n == 0 && !plans_dir)) {
+    if (!n_net_args || (n == 0 && !n_dirs)) {
         fprintf(stderr, "convsel run: --net FILE and --plan PLAN (or --plans DIR) are required\n");
         goto usage_error;
     }
-    if (n && plans_dir) {
+    if (n && n_dirs) {
         fprintf(stderr, "convsel run: --plan PLAN or --plans DIR, not both\n");
         goto usage_error;
     }
@@ -437,10 +534,11 @@ int cmd_run(int argc, char **argv)
         goto usage_error;
     }
     struct stat sb;
-    if (plans_dir && (stat(plans_dir, &sb) != 0 || !S_ISDIR(sb.st_mode))) {
-        fprintf(stderr, "convsel run: --plans: '%s' is not a directory\n", plans_dir);
-        goto usage_error;
-    }
+    for (size_t d = 0; d < n_dirs; d++)
+        if (stat(dirs[d], &sb) != 0 || !S_ISDIR(sb.st_mode)) {
+            fprintf(stderr, "convsel run: --plans: '%s' is not a directory\n", dirs[d]);
+            goto usage_error;
+        }
 
     char **nets = NULL;
     size_t n_nets = 0;
@@ -451,7 +549,7 @@ int cmd_run(int argc, char **argv)
     convsel_cost_source costs = {0};
     convsel_fingerprint here;
     rc = cli_gather_networks("run", net_args, n_net_args, &nets, &n_nets, &batch);
-    if (rc == CLI_OK && batch && !plans_dir) {
+    if (rc == CLI_OK && batch && !n_dirs) {
         fprintf(stderr, "convsel run: several networks take --plans DIR (a plan each, DIR/NAME.plan.json)\n");
         rc = CLI_USAGE;
     }
@@ -470,19 +568,22 @@ int cmd_run(int argc, char **argv)
     /* A network that fails is said and the others go on: the exit code is
      * the first failure's. */
     for (size_t f = 0; rc == CLI_OK && f < n_nets; f++) {
-        char path[4096], stem[256];
-        const char *plan_file = path;
+        char paths[MAX_PLANS][4096], stem[256];
+        const char *dir_files[MAX_PLANS];
         cli_network_stem(nets[f], stem, sizeof stem);
-        snprintf(path, sizeof path, "%s/%s.plan.json", plans_dir ? plans_dir : ".", stem);
+        for (size_t d = 0; d < n_dirs; d++) {
+            snprintf(paths[d], sizeof paths[d], "%s/%s.plan.json", dirs[d], stem);
+            dir_files[d] = paths[d];
+        }
         if (batch && !job.json)
             printf("%s== %s (%s)\n", f ? "\n" : "", stem, nets[f]);
         fflush(stdout); /* in order with a failure's message on stderr */
-        int one = run_network(&job, nets[f], plans_dir ? &plan_file : files, plans_dir ? 1 : n, &res[f]);
+        int one = run_network(&job, nets[f], n_dirs ? dir_files : files, n_dirs ? n_dirs : n, &res[f]);
         if (one != CLI_OK && first_failure == CLI_OK)
             first_failure = one;
     }
     if (rc == CLI_OK && batch && !job.json)
-        print_summary(nets, res, n_nets, plans_dir, baseline);
+        print_summary(nets, res, n_nets, dirs, n_dirs, baseline);
     if (rc == CLI_OK)
         rc = first_failure;
     convsel_model_destroy(model);
