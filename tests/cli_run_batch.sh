@@ -12,8 +12,19 @@ unset CONVSEL_ISA OPENBLAS_CORETYPE CONVSEL_MODEL
 # within(r, a, b, da, db): r (printed to 3 decimals) can be a / b for the a and b printed,
 # each rounded by at most da and db.
 cat >"$tmp/within.py" <<'PY'
+import json
+
 def within(r, a, b, da, db):
     return (a - da) / (b + db) - 0.0005 <= r <= (a + da) / max(b - db, 1e-12) + 0.0005
+
+def differing(file_a, file_b):
+    """The layers two plan files choose otherwise (primitive or layouts), and whether they run alike."""
+    a, b = json.load(open(file_a)), json.load(open(file_b))
+    if a["threads"] != b["threads"]:
+        return len(a["layers"]), False
+    key = lambda l: (l["primitive"], l["src_layout"], l["dst_layout"])
+    n = sum(key(x) != key(y) for x, y in zip(a["layers"], b["layers"]))
+    return n, n == 0 and a["boundary_layout"] == b["boundary_layout"]
 PY
 export PYTHONPATH="$tmp"
 mkdir -p "$tmp/nets"
@@ -162,16 +173,40 @@ expect_rc 0 run --net "$tmp/nets" --plans "$tmp/plans" --plans "$tmp/plans_ex" -
 grep -Eq '^network +layers +plan1_ms +plan2_ms +2_vs_1$' "$tmp/out" && grep -Eq '^tiny +4 +[0-9.]+ +[0-9.]+ +[0-9.]+x$' "$tmp/out" ||
     fail "run --plans twice without --baseline, the table: $(cat "$tmp/out")"
 grep -q 'oneDNN alone' "$tmp/out" && fail "run --plans twice without --baseline timed oneDNN alone: $(cat "$tmp/out")"
-grep -q "^plans 2 ($tmp/plans_ex) against plans 1 ($tmp/plans): time ratio median " "$tmp/out" ||
+grep -q "^plans 2 ($tmp/plans_ex) against plans 1 ($tmp/plans): time ratio median " "$tmp/out" &&
+    grep -q "^  the same choices as plans 1 on [0-2] of them" "$tmp/out" ||
     fail "run --plans twice without --baseline, the comparison: $(cat "$tmp/out")"
 expect_rc 0 run --net "$tmp/nets" --plans "$tmp/plans" --plans "$tmp/plans_ex" --baseline --max-time 0.1 --json
 python3 - "$tmp/out" "$tmp/plans" "$tmp/plans_ex" <<'PY2' || fail "run --plans twice --json: $(cat "$tmp/out")"
 import json, sys
+from within import differing
 rows = [json.loads(line) for line in open(sys.argv[1])]
 assert [r["network"] for r in rows] == ["a_small", "tiny"], rows
 for r in rows:
     want = [d + "/" + r["network"] + ".plan.json" for d in sys.argv[2:]]
     assert [p["plan"] for p in r["plans"]] == want and r["onednn_auto_ms"] > 0, r
+    n, alike = differing(*want)
+    second = r["plans"][1]
+    assert second["same_as_first"] is alike and second["layers_differing_from_first"] == n, (r, n, alike)
+    assert "same_as_first" not in r["plans"][0], r
+PY2
+# Which plans make the first DIR's choices: said per plan and counted, and the ratio given again
+# over the networks whose plans differ. plans_mix: a_small's plan is the first DIR's, tiny's a
+# 2-thread plan, which differs on any CPU.
+mkdir -p "$tmp/plans_mix"
+cp "$tmp/plans/a_small.plan.json" "$tmp/plans_mix/"
+cp "$tmp/tiny_t2.json" "$tmp/plans_mix/tiny.plan.json"
+expect_rc 0 run --net "$tmp/nets" --plans "$tmp/plans" --plans "$tmp/plans_mix" --max-time 0.1
+grep -q "^plan 2 $tmp/plans_mix/a_small.plan.json: 1 thread, [0-9]* reorders, the same choices as plan 1$" "$tmp/out" &&
+    grep -q "^plan 2 $tmp/plans_mix/tiny.plan.json: 2 threads, [0-9]* reorders, other threads than plan 1$" "$tmp/out" ||
+    fail "run --plans twice, the plans' differences: $(cat "$tmp/out")"
+python3 - "$tmp/out" <<'PY2' || fail "run --plans twice, the ratio over the plans that differ: $(cat "$tmp/out")"
+import re, sys
+text = open(sys.argv[1]).read()
+tiny = float(re.search(r"^tiny +4 +[0-9.]+ +[0-9.]+ +([0-9.]+)x$", text, re.M).group(1))
+m = re.search(r"^  the same choices as plans 1 on 1 of them; over the 1 whose plans differ: median ([0-9.]+)x, "
+              r"geometric mean ([0-9.]+)x$", text, re.M)
+assert float(m.group(1)) == tiny and float(m.group(2)) == tiny, (m.group(0), tiny)
 PY2
 # A DIR lacking a network's plan fails that network, not the others.
 mkdir -p "$tmp/plans_part"

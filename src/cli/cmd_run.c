@@ -35,7 +35,8 @@ static void usage(FILE *out)
                  "                *.txt), each network run in turn, a summary at the end;\n"
                  "                repeated (up to %d), each network's plans of every DIR are timed\n"
                  "                interleaved and the summary compares the DIRs (their time\n"
-                 "                against the first DIR's: another model's plans, say)\n"
+                 "                against the first DIR's: another model's plans, say), also over\n"
+                 "                only the networks whose plans make other choices than the first's\n"
                  "  --baseline    also time oneDNN alone (onednn_auto on every layer, at the first\n"
                  "                plan's threads) interleaved with the plans: each plan's speed-up\n"
                  "                over it; with --plans, their median and geometric mean, also\n"
@@ -47,7 +48,8 @@ static void usage(FILE *out)
                  "                reference convolution (slow: plain loops); a wrong result fails the run\n"
                  "  --json        print {\"network\", \"plan\", \"median_ms\", \"min_ms\", ...} (a line per\n"
                  "                network); with several plans {\"network\", \"mb\", \"layers\", \"plans\":\n"
-                 "                [{\"plan\", \"threads\", \"reorders\", \"median_ms\", ..., \"vs_first\"}, ...]};\n"
+                 "                [{\"plan\", \"threads\", \"reorders\", \"median_ms\", ..., \"vs_first\"}, ...]},\n"
+                 "                the later plans with layers_differing_from_first and same_as_first;\n"
                  "                --baseline adds onednn_auto_ms, onednn_auto_reference_layers and\n"
                  "                speedup_vs_onednn_auto\n",
             MAX_PLANS, MAX_PLANS);
@@ -89,6 +91,7 @@ typedef struct run_result {
     size_t layers;
     double plan_ms[MAX_PLANS], alone_ms; /* medians; alone_ms 0 without --baseline */
     size_t alone_ref;                    /* layers where oneDNN alone runs oneDNN's reference loops */
+    int same_as_first[MAX_PLANS];        /* plan i makes the first plan's choices (plans_alike) */
 } run_result;
 
 /* The layers of plan whose onednn_auto runs oneDNN's reference loops: what
@@ -102,9 +105,32 @@ static size_t reference_layers(const convsel_plan *plan, size_t auto_index)
     return n;
 }
 
+/* The layers where plan b chooses another primitive or layout than plan a
+ * (all of them at another thread count). */
+static size_t layers_differing(const convsel_plan *a, const convsel_plan *b)
+{
+    if (a->threads != b->threads || a->n_layers != b->n_layers)
+        return a->n_layers;
+    size_t n = 0;
+    for (size_t l = 0; l < a->n_layers; l++) {
+        const convsel_plan_layer *x = &a->layers[l], *y = &b->layers[l];
+        n += strcmp(x->primitive, y->primitive) != 0 || x->src_layout != y->src_layout ||
+             x->dst_layout != y->dst_layout;
+    }
+    return n;
+}
+
+/* Plans that run alike: the same primitive and layouts on every layer, the
+ * same boundary layout and threads. Their times differ by noise alone. */
+static int plans_alike(const convsel_plan *a, const convsel_plan *b)
+{
+    return layers_differing(a, b) == 0 && a->boundary_layout == b->boundary_layout;
+}
+
 /* One plan's line of the JSON with several plans. */
-static void json_plan(const char *file, const convsel_plan *plan, const convsel_runner *runner,
-                      const convsel_timing *t, double first_ms, double alone_ms, int check, double worst)
+static void json_plan(const char *file, const convsel_plan *plan, const convsel_plan *first,
+                      const convsel_runner *runner, const convsel_timing *t, double first_ms, double alone_ms,
+                      int check, double worst)
 {
     printf("{\"plan\": ");
     cli_json_string(file);
@@ -112,6 +138,9 @@ static void json_plan(const char *file, const convsel_plan *plan, const convsel_
            "\"p90_ms\": %.4f, \"runs\": %d, \"vs_first\": %.4f",
            plan->threads, convsel_runner_reorder_count(runner), t->median_ms, t->min_ms, t->p10_ms, t->p90_ms,
            t->runs, first_ms > 0 ? t->median_ms / first_ms : 0.0);
+    if (plan != first)
+        printf(", \"layers_differing_from_first\": %zu, \"same_as_first\": %s", layers_differing(first, plan),
+               plans_alike(first, plan) ? "true" : "false");
     if (alone_ms > 0)
         printf(", \"speedup_vs_onednn_auto\": %.4f", t->median_ms > 0 ? alone_ms / t->median_ms : 0.0);
     if (check)
@@ -149,7 +178,8 @@ static void print_json(const convsel_network *net, const char *const *labels, co
     for (size_t i = 0; i < n; i++) {
         if (i)
             fputs(", ", stdout);
-        json_plan(labels[i], plans[i], runners[i], &timing[i], timing[0].median_ms, alone_ms, check, worst[i]);
+        json_plan(labels[i], plans[i], first, runners[i], &timing[i], timing[0].median_ms, alone_ms, check,
+                  worst[i]);
     }
     printf("]}\n");
 }
@@ -180,8 +210,21 @@ static void print_text(const convsel_network *net, const char *const *labels, co
             printf("plan %zu %s: ", i + 1, labels[i]);
         else
             printf("oneDNN alone (onednn_auto on every layer): ");
-        printf("%d thread%s, %zu reorders\n", plans[i]->threads, plans[i]->threads == 1 ? "" : "s",
+        printf("%d thread%s, %zu reorders", plans[i]->threads, plans[i]->threads == 1 ? "" : "s",
                convsel_runner_reorder_count(runners[i]));
+        if (i > 0 && i < n) {
+            const size_t d = layers_differing(first, plans[i]);
+            if (plans[i]->threads != first->threads)
+                printf(", other threads than plan 1");
+            else if (plans_alike(first, plans[i]))
+                printf(", the same choices as plan 1");
+            else if (d == 0)
+                printf(", plan 1's layers with another boundary layout (%s)",
+                       convsel_layout_name(plans[i]->boundary_layout));
+            else
+                printf(", %zu of %zu layers chosen otherwise than plan 1", d, first->n_layers);
+        }
+        putchar('\n');
         if (check && i < n)
             printf("  checked: every layer matches the reference convolution (the worst at %.2g of its bound), "
                    "every tensor reached the next layer intact\n",
@@ -287,8 +330,10 @@ static int run_network(const run_job *job, const char *net_file, const char *con
     if (rc == CLI_OK) {
         res->ok = 1;
         res->layers = plans[0]->n_layers;
-        for (size_t i = 0; i < n; i++)
+        for (size_t i = 0; i < n; i++) {
             res->plan_ms[i] = timing[i].median_ms;
+            res->same_as_first[i] = plans_alike(plans[0], plans[i]);
+        }
         res->alone_ms = alone ? timing[n].median_ms : 0.0;
         res->alone_ref = alone ? reference_layers(plans[n], auto_index) : 0;
         if (job->json)
@@ -325,17 +370,22 @@ static double batch_value(const run_result *r, size_t d, int vs_first)
     return r->alone_ms > 0 ? r->alone_ms / r->plan_ms[d] : 0.0;
 }
 
-/* The median and geometric mean of batch_value over the networks run, all of
- * them (without_ref 0) or those where oneDNN alone runs no reference loops;
- * 0 networks: returns 0. */
-static size_t batch_stats(const run_result *res, size_t n, size_t d, int vs_first, int without_ref, double *median,
+/* Which networks batch_stats takes: all of those run, or only those where
+ * oneDNN alone runs no reference loops, or only those whose plan from DIR d
+ * makes other choices than the first DIR's. */
+enum { BATCH_ALL, BATCH_WITHOUT_REF, BATCH_DIFFERING };
+
+/* The median and geometric mean of batch_value over the networks run that
+ * which (BATCH_*) takes; 0 networks: returns 0. */
+static size_t batch_stats(const run_result *res, size_t n, size_t d, int vs_first, int which, double *median,
                           double *geomean)
 {
     double *s = malloc((n ? n : 1) * sizeof *s), log_sum = 0.0;
     size_t k = 0;
     for (size_t i = 0; s && i < n; i++) {
         const double v = batch_value(&res[i], d, vs_first);
-        if (v > 0 && !(without_ref && res[i].alone_ref)) {
+        if (v > 0 && !(which == BATCH_WITHOUT_REF && res[i].alone_ref) &&
+            !(which == BATCH_DIFFERING && res[i].same_as_first[d])) {
             s[k] = v;
             log_sum += log(s[k++]);
         }
@@ -364,12 +414,12 @@ static void print_speedups(char **nets, const run_result *res, size_t n, const c
     double median, geomean;
     size_t k, clean;
     for (size_t d = 0; d < n_dirs; d++) {
-        if (!(k = batch_stats(res, n, d, 0, 0, &median, &geomean)))
+        if (!(k = batch_stats(res, n, d, 0, BATCH_ALL, &median, &geomean)))
             return;
         printf("speed-up over oneDNN alone");
         print_dir(dirs, n_dirs, d, ",");
         printf(": median %.3fx, geometric mean %.3fx over %zu network%s\n", median, geomean, k, k == 1 ? "" : "s");
-        if ((clean = batch_stats(res, n, d, 0, 1, &median, &geomean)) != k) {
+        if ((clean = batch_stats(res, n, d, 0, BATCH_WITHOUT_REF, &median, &geomean)) != k) {
             printf("* oneDNN alone runs oneDNN's reference loops on some layers; without those networks");
             print_dir(dirs, n_dirs, d, ",");
             if (clean)
@@ -397,22 +447,29 @@ static void print_speedups(char **nets, const run_result *res, size_t n, const c
 }
 
 /* Each later DIR's plans against the first DIR's: the median and geometric
- * mean of their time ratio, and on how many networks they ran faster. */
+ * mean of their time ratio, on how many networks they ran faster, and how
+ * many of the plans make the first DIR's choices (their ratio is noise), with
+ * the ratio again over the others. */
 static void print_versus_first(const run_result *res, size_t n, const char *const *dirs, size_t n_dirs)
 {
     for (size_t d = 1; d < n_dirs; d++) {
         double median, geomean;
-        size_t k = batch_stats(res, n, d, 1, 0, &median, &geomean), faster = 0, slower = 0;
+        size_t k = batch_stats(res, n, d, 1, BATCH_ALL, &median, &geomean), faster = 0, slower = 0, same = 0;
         if (!k)
             continue;
         for (size_t i = 0; i < n; i++) {
             const double v = batch_value(&res[i], d, 1);
             faster += v > 0 && v < 1.0;
             slower += v > 1.0;
+            same += v > 0 && res[i].same_as_first[d];
         }
         printf("plans %zu (%s) against plans 1 (%s): time ratio median %.3fx, geometric mean %.3fx over %zu "
                "network%s; faster on %zu, slower on %zu\n",
                d + 1, dirs[d], dirs[0], median, geomean, k, k == 1 ? "" : "s", faster, slower);
+        printf("  the same choices as plans 1 on %zu of them", same);
+        if (same && same < k && batch_stats(res, n, d, 1, BATCH_DIFFERING, &median, &geomean))
+            printf("; over the %zu whose plans differ: median %.3fx, geometric mean %.3fx", k - same, median, geomean);
+        putchar('\n');
     }
 }
 
