@@ -62,6 +62,7 @@ from within import within
 row = json.loads(open(sys.argv[1]).read())
 assert row["network"] == "tiny" and row["plan"] == sys.argv[2] and row["layers"] == 4, row
 assert row["onednn_auto_ms"] > 0 and row["median_ms"] > 0, row
+assert row["onednn_auto_reference_layers"] == 0 and row["onednn_auto_interleaved"] is True, row
 assert within(row["speedup_vs_onednn_auto"], row["onednn_auto_ms"], row["median_ms"], 5e-5, 5e-5), row
 PY
 expect_rc 0 select --net "$tmp/nets/tiny.txt" --exclude winograd,direct_simd -o "$tmp/tiny_ex.json" --quiet
@@ -245,15 +246,27 @@ if grep -q "onednn_auto .*runs the library's reference loops here" "$tmp/out"; t
     printf '%sn"ref:a"\nmb1ic8ih8oc8oh8kh3ph1n"ref:b"\n' "$ref_layer" >"$tmp/nets_ref/ref.txt"
     expect_rc 0 select --net "$tmp/nets_ref" -o "$tmp/plans_ref" --quiet
     expect_rc 0 run --net "$tmp/nets_ref" --plans "$tmp/plans_ref" --baseline --max-time 0.1
-    grep -q "^oneDNN alone runs oneDNN's reference loops on 1 of the 2 layers$" "$tmp/out" ||
+    # oneDNN alone's rounds take 100x the plans': it is timed after them, on its own.
+    grep -q "^oneDNN alone runs oneDNN's reference loops on 1 of the 2 layers; it was timed after the plan, on its own, not in the plan's rounds$" "$tmp/out" &&
+        grep -q "^network ref: 2 layers, mb1; 1 plan timed first, then oneDNN alone in the same process$" "$tmp/out" ||
         fail "run --baseline, the reference loops unsaid: $(cat "$tmp/out")"
+    grep -q "^network tiny: 4 layers, mb1; 1 plan and oneDNN alone timed interleaved in one process" "$tmp/out" ||
+        fail "run --baseline, tiny's oneDNN alone not interleaved: $(cat "$tmp/out")"
     grep -q "^ref .*x\* $tmp/plans_ref/ref.plan.json$" "$tmp/out" || fail "run --plans, ref not marked: $(cat "$tmp/out")"
     grep -q "^tiny .*[0-9]x $tmp/plans_ref/tiny.plan.json$" "$tmp/out" || fail "run --plans, tiny marked: $(cat "$tmp/out")"
     grep -q "^speed-up over oneDNN alone: median [0-9.]*x, geometric mean [0-9.]*x over 2 networks$" "$tmp/out" &&
         grep -q "^\* oneDNN alone runs oneDNN's reference loops on some layers; without those networks: median [0-9.]*x, geometric mean [0-9.]*x over 1 network$" "$tmp/out" ||
         fail "run --plans, the means with and without reference loops: $(cat "$tmp/out")"
     expect_rc 0 run --net "$tmp/nets_ref/ref.txt" --plans "$tmp/plans_ref" --baseline --max-time 0.1 --json
-    grep -q '"onednn_auto_reference_layers": 1, ' "$tmp/out" || fail "run --baseline --json, reference layers: $(cat "$tmp/out")"
+    grep -q '"onednn_auto_reference_layers": 1, "onednn_auto_interleaved": false, ' "$tmp/out" ||
+        fail "run --baseline --json, reference layers: $(cat "$tmp/out")"
+    # Two plans: timed interleaved among themselves, oneDNN alone after them.
+    expect_rc 0 run --net "$tmp/nets_ref/ref.txt" --plan "$tmp/plans_ref/ref.plan.json" \
+        --plan "$tmp/plans_ref/ref.plan.json" --baseline --max-time 0.1
+    grep -q "^network ref: 2 layers, mb1; 2 plans timed interleaved, then oneDNN alone in the same process$" "$tmp/out" &&
+        grep -q "it was timed after the plans, on its own, not in their rounds$" "$tmp/out" &&
+        grep -Eq '^speed-up over oneDNN alone: plan 1 [0-9.]+x, plan 2 [0-9.]+x$' "$tmp/out" ||
+        fail "run --baseline, two plans, reference loops: $(cat "$tmp/out")"
 else
     echo "note: onednn_auto runs no reference loops on $ref_layer on this CPU; their marking not tested"
 fi

@@ -41,6 +41,7 @@ static void usage(FILE *out)
                  "                plan's threads) interleaved with the plans: each plan's speed-up\n"
                  "                over it; with --plans, their median and geometric mean, also\n"
                  "                without the networks where oneDNN alone runs its reference loops\n"
+                 "                (there, seconds a round, it is timed after the plans, on its own)\n"
                  "  --model M     the model that prices oneDNN alone's boundary layout and reorders\n"
                  "                (default: the shipped model)\n"
                  "  --max-time S  time spent measuring after warm-up (default 3)\n"
@@ -91,6 +92,7 @@ typedef struct run_result {
     size_t layers;
     double plan_ms[MAX_PLANS], alone_ms; /* medians; alone_ms 0 without --baseline */
     size_t alone_ref;                    /* layers where oneDNN alone runs oneDNN's reference loops */
+    int alone_after;                     /* oneDNN alone was timed after the plans, not among them */
     int same_as_first[MAX_PLANS];        /* plan i makes the first plan's choices (plans_alike) */
 } run_result;
 
@@ -163,8 +165,9 @@ static void print_json(const convsel_network *net, const char *const *labels, co
                timing[0].median_ms, timing[0].min_ms, timing[0].p10_ms, timing[0].p90_ms, timing[0].runs);
         if (alone_ms > 0)
             printf(", \"onednn_auto_ms\": %.4f, \"onednn_auto_reference_layers\": %zu, "
-                   "\"speedup_vs_onednn_auto\": %.4f",
-                   alone_ms, res->alone_ref, timing[0].median_ms > 0 ? alone_ms / timing[0].median_ms : 0.0);
+                   "\"onednn_auto_interleaved\": %s, \"speedup_vs_onednn_auto\": %.4f",
+                   alone_ms, res->alone_ref, res->alone_after ? "false" : "true",
+                   timing[0].median_ms > 0 ? alone_ms / timing[0].median_ms : 0.0);
         if (check)
             printf(", \"checked\": true, \"worst_error_of_bound\": %.4g", worst[0]);
         printf("}\n");
@@ -173,7 +176,8 @@ static void print_json(const convsel_network *net, const char *const *labels, co
     printf("{\"network\": \"%s\", \"mb\": %lld, \"layers\": %zu, ", convsel_network_name(net), (long long)first->mb,
            first->n_layers);
     if (alone_ms > 0)
-        printf("\"onednn_auto_ms\": %.4f, \"onednn_auto_reference_layers\": %zu, ", alone_ms, res->alone_ref);
+        printf("\"onednn_auto_ms\": %.4f, \"onednn_auto_reference_layers\": %zu, \"onednn_auto_interleaved\": %s, ",
+               alone_ms, res->alone_ref, res->alone_after ? "false" : "true");
     printf("\"plans\": [");
     for (size_t i = 0; i < n; i++) {
         if (i)
@@ -186,8 +190,8 @@ static void print_json(const convsel_network *net, const char *const *labels, co
 
 /* n plans, then oneDNN alone in slot n when alone is set. */
 static void print_text(const convsel_network *net, const char *const *labels, convsel_plan *const *plans,
-                       convsel_runner *const *runners, const convsel_timing *timing, size_t n, int alone, int check,
-                       const double *worst)
+                       convsel_runner *const *runners, const convsel_timing *timing, size_t n, const run_result *res,
+                       int alone, int check, const double *worst)
 {
     const convsel_plan *first = plans[0];
     if (n == 1 && !alone) {
@@ -202,9 +206,14 @@ static void print_text(const convsel_network *net, const char *const *labels, co
                timing[0].p10_ms, timing[0].p90_ms, timing[0].runs);
         return;
     }
-    printf("network %s: %zu layers, mb%lld; %zu plan%s%s timed interleaved in one process (compare the ratios)\n",
-           convsel_network_name(net), first->n_layers, (long long)first->mb, n, n == 1 ? "" : "s",
-           alone ? " and oneDNN alone" : "");
+    if (alone && res->alone_after)
+        printf("network %s: %zu layers, mb%lld; %zu plan%s timed %s, then oneDNN alone in the same process\n",
+               convsel_network_name(net), first->n_layers, (long long)first->mb, n, n == 1 ? "" : "s",
+               n == 1 ? "first" : "interleaved");
+    else
+        printf("network %s: %zu layers, mb%lld; %zu plan%s%s timed interleaved in one process (compare the ratios)\n",
+               convsel_network_name(net), first->n_layers, (long long)first->mb, n, n == 1 ? "" : "s",
+               alone ? " and oneDNN alone" : "");
     for (size_t i = 0; i < n + (size_t)alone; i++) {
         if (i < n)
             printf("plan %zu %s: ", i + 1, labels[i]);
@@ -295,6 +304,12 @@ static int run_network(const run_job *job, const char *net_file, const char *con
         }
     }
     const size_t n_all = n + (size_t)alone;
+    /* Where oneDNN alone runs reference loops (seconds a round, 100x the
+     * plans), timing it in the plans' rounds would hold them to a few runs
+     * each over seconds of drift: the plans are timed among themselves
+     * first, then it on its own. Its speed-up is no closer call than that. */
+    const size_t alone_ref = rc == CLI_OK && alone ? reference_layers(plans[n], auto_index) : 0;
+    const int alone_after = alone_ref > 0;
 
     /* Each plan its own runner (weights, buffers): one sharing the weights
      * of the plan run before it would find them in cache. oneDNN alone is
@@ -323,7 +338,16 @@ static int run_network(const run_job *job, const char *net_file, const char *con
             fns[i] = run_once;
             ctxs[i] = runners[i];
         }
-        st = convsel_time_interleaved(n_all, fns, ctxs, &opts, timing);
+        if (!alone_after) {
+            st = convsel_time_interleaved(n_all, fns, ctxs, &opts, timing);
+        } else {
+            if (n == 1)
+                opts.target_rel_ci = 0.02; /* the default: one plan alone, as without --baseline */
+            st = convsel_time_interleaved(n, fns, ctxs, &opts, timing);
+            opts.min_rounds = 3;
+            if (st == CONVSEL_OK)
+                st = convsel_time_interleaved(1, &fns[n], &ctxs[n], &opts, &timing[n]);
+        }
     }
     if (rc == CLI_OK && st != CONVSEL_OK)
         rc = cli_fail("run", st);
@@ -335,14 +359,17 @@ static int run_network(const run_job *job, const char *net_file, const char *con
             res->same_as_first[i] = plans_alike(plans[0], plans[i]);
         }
         res->alone_ms = alone ? timing[n].median_ms : 0.0;
-        res->alone_ref = alone ? reference_layers(plans[n], auto_index) : 0;
+        res->alone_ref = alone_ref;
+        res->alone_after = alone_after;
         if (job->json)
             print_json(net, labels, plans, runners, timing, n, res, job->check, worst);
         else
-            print_text(net, labels, plans, runners, timing, n, alone, job->check, worst);
+            print_text(net, labels, plans, runners, timing, n, res, alone, job->check, worst);
         if (res->alone_ref && !job->json)
-            printf("oneDNN alone runs oneDNN's reference loops on %zu of the %zu layers\n", res->alone_ref,
-                   plans[n]->n_layers);
+            printf("oneDNN alone runs oneDNN's reference loops on %zu of the %zu layers%s%s%s%s\n", res->alone_ref,
+                   plans[n]->n_layers, alone_after ? "; it was timed after the plan" : "",
+                   alone_after && n > 1 ? "s" : "", alone_after ? ", on its own, not in " : "",
+                   alone_after ? (n == 1 ? "the plan's rounds" : "their rounds") : "");
     }
     for (size_t i = 0; i < SLOTS; i++) {
         convsel_runner_destroy(runners[i]);
