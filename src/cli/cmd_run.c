@@ -365,11 +365,14 @@ static int run_network(const run_job *job, const char *net_file, const char *con
             print_json(net, labels, plans, runners, timing, n, res, job->check, worst);
         else
             print_text(net, labels, plans, runners, timing, n, res, alone, job->check, worst);
-        if (res->alone_ref && !job->json)
-            printf("oneDNN alone runs oneDNN's reference loops on %zu of the %zu layers%s%s%s%s\n", res->alone_ref,
-                   plans[n]->n_layers, alone_after ? "; it was timed after the plan" : "",
-                   alone_after && n > 1 ? "s" : "", alone_after ? ", on its own, not in " : "",
-                   alone_after ? (n == 1 ? "the plan's rounds" : "their rounds") : "");
+        if (res->alone_ref && !job->json) {
+            printf("oneDNN alone runs oneDNN's reference loops on %zu of the %zu layers", res->alone_ref,
+                   plans[n]->n_layers);
+            if (alone_after)
+                printf("; it was timed after the plan%s, on its own, not in %s rounds", n == 1 ? "" : "s",
+                       n == 1 ? "the plan's" : "their");
+            putchar('\n');
+        }
     }
     for (size_t i = 0; i < SLOTS; i++) {
         convsel_runner_destroy(runners[i]);
@@ -509,18 +512,19 @@ static void print_summary(char **nets, const run_result *res, size_t n, const ch
     char head[32];
     printf("\n%-28s %7s", "network", "layers");
     for (size_t d = 0; d < n_dirs; d++) {
-        snprintf(head, sizeof head, n_dirs > 1 ? "plan%zu_ms" : "plan_ms", d + 1);
-        printf(" %12s", head);
+        if (n_dirs > 1)
+            snprintf(head, sizeof head, "plan%zu_ms", d + 1);
+        printf(" %12s", n_dirs > 1 ? head : "plan_ms");
     }
     if (alone)
         printf(" %12s", "onednn_ms");
-    for (size_t d = 0; d < n_dirs; d++) {
-        if (alone)
-            snprintf(head, sizeof head, n_dirs > 1 ? "speed-up%zu" : "speed-up", d + 1);
-        else if (d > 0)
-            snprintf(head, sizeof head, "%zu_vs_1", d + 1);
+    for (size_t d = alone ? 0 : 1; d < n_dirs; d++) {
+        if (alone && n_dirs == 1)
+            snprintf(head, sizeof head, "speed-up");
+        else if (alone)
+            snprintf(head, sizeof head, "speed-up%zu", d + 1);
         else
-            continue;
+            snprintf(head, sizeof head, "%zu_vs_1", d + 1);
         printf(" %9s", head);
     }
     printf(n_dirs > 1 ? "\n" : " plan\n");
