@@ -225,13 +225,13 @@ static void print_text(const convsel_network *net, const char *const *labels, co
             const size_t d = layers_differing(first, plans[i]);
             if (plans[i]->threads != first->threads)
                 printf(", other threads than plan 1");
-            else if (plans_alike(first, plans[i]))
-                printf(", the same choices as plan 1");
-            else if (d == 0)
+            else if (d > 0)
+                printf(", %zu of %zu layers chosen otherwise than plan 1", d, first->n_layers);
+            else if (plans[i]->boundary_layout != first->boundary_layout)
                 printf(", plan 1's layers with another boundary layout (%s)",
                        convsel_layout_name(plans[i]->boundary_layout));
             else
-                printf(", %zu of %zu layers chosen otherwise than plan 1", d, first->n_layers);
+                printf(", the same choices as plan 1");
         }
         putchar('\n');
         if (check && i < n)
