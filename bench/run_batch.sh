@@ -6,7 +6,10 @@
 # distance to the oracle. With -m repeated (up to 8 models: the shipped one and its calibration
 # to this CPU, say), each model's plans go to a directory of their own and `run` is given every
 # directory, so a network's plans of all the models are timed interleaved with oneDNN alone (its
-# boundary layout priced by the first model), and the summary compares them.
+# boundary layout priced by the first model), and the summary compares them. `-m oracle` stands
+# for exhaustive profiling (`convsel select --oracle`, minutes a network, -x not given to it):
+# `-m models/default.msgpack -m oracle` gives every network's distance from the model's plan to
+# the oracle's, timed interleaved.
 #
 #   bash bench/run_batch.sh [-t THREADS] [-m MODEL]... [-x "SELECT OPTIONS"] [-o OUT.txt] [NETWORK_FILE...]
 #
@@ -49,18 +52,27 @@ for i in "${!models[@]}"; do
 done
 plans_args=()
 for d in "${dirs[@]}"; do plans_args+=(--plans "$d"); done
-# shellcheck disable=SC2086 # select_opts is a list of options
+# oneDNN alone's boundary layout is priced by the first model that is not the oracle.
+pricing=models/default.msgpack
+for ((i = ${#models[@]} - 1; i >= 0; i--)); do [ "${models[$i]}" = oracle ] || pricing=${models[$i]}; done
+# shellcheck disable=SC2086 # select_opts and how are lists of options
 {
     echo "# bash bench/run_batch.sh -t $threads$(printf -- ' -m %s' "${models[@]}") -x \"$select_opts\": $(cpu_setup "$convsel"), $(date -u +%F)"
     for i in "${!models[@]}"; do
-        echo "# \$ convsel select --net NETS --mb 1 --threads $threads --model ${models[$i]} $select_opts -o ${dirs[$i]} --quiet"
-        "$convsel" select --net "$work/nets" --mb 1 --threads "$threads" --model "${models[$i]}" $select_opts \
-            -o "${dirs[$i]}" --quiet 2>&1 || true
+        if [ "${models[$i]}" = oracle ]; then
+            how="--oracle"
+        else
+            how="--model ${models[$i]} $select_opts"
+        fi
+        echo "# \$ convsel select --net NETS --mb 1 --threads $threads $how -o ${dirs[$i]} --quiet"
+        start=$(date +%s)
+        "$convsel" select --net "$work/nets" --mb 1 --threads "$threads" $how -o "${dirs[$i]}" --quiet 2>&1 || true
+        echo "# $(($(date +%s) - start)) s"
     done
     echo
-    echo "# \$ convsel run --net NETS ${plans_args[*]} --baseline --model ${models[0]}"
+    echo "# \$ convsel run --net NETS ${plans_args[*]} --baseline --model $pricing"
     start=$(date +%s)
-    "$convsel" run --net "$work/nets" "${plans_args[@]}" --baseline --model "${models[0]}" 2>&1 || true
+    "$convsel" run --net "$work/nets" "${plans_args[@]}" --baseline --model "$pricing" 2>&1 || true
     echo "# $(($(date +%s) - start)) s"
 } | sed "s|$work/|TMP/|g" >"$out"
 tail -n $((5 + 2 * ${#models[@]})) "$out"

@@ -322,4 +322,50 @@ grep -q "alone.json:[0-9]*: made_with without keys" "$tmp/err" || fail "--resume
 expect_rc 2 select --net "$tmp/nets" --resume
 grep -q -- "--resume keeps the plans at -o" "$tmp/err" || fail "--resume without -o: $(cat "$tmp/err")"
 
+# --oracle: plans from exhaustive profiling, no model. A copy of a network under another name
+# is not measured again and, priced by the same measurements, gets the same choices.
+mkdir -p "$tmp/onets"
+cp "$tmp/tiny.txt" "$tmp/onets/first.txt"
+cp "$tmp/tiny.txt" "$tmp/onets/second.txt"
+expect_rc 0 select --net "$tmp/onets" --oracle --profile-time 0.02 -o "$tmp/oracle"
+grep -q "profiling every primitive on every layer (the oracle)" "$tmp/err" || fail "select --oracle, no note: $(cat "$tmp/err")"
+grep -q "^selected in [0-9.]* ms, 0.00 s of it profiling" "$tmp/out" ||
+    fail "select --oracle measured the copy again: $(cat "$tmp/out")"
+grep -q "^2 networks: 2 selected, 0 failed; [0-9.]* s of profiling for the oracle$" "$tmp/out" ||
+    fail "select --oracle, the summary: $(cat "$tmp/out")"
+for name in first second; do
+    grep -q '"model_id": "measured"' "$tmp/oracle/$name.plan.json" || fail "the oracle's plan $name is not 'measured'"
+done
+python3 - "$tmp/oracle/first.plan.json" "$tmp/oracle/second.plan.json" "$tmp/plans4.first/tiny.plan.json" <<'PY' ||
+import json, sys
+a, b, model = (json.load(open(f)) for f in sys.argv[1:])
+pick = lambda p: [(l["primitive"], l["conv_ms"]) for l in p["layers"]]
+assert len(a["layers"]) == 6, len(a["layers"])
+assert pick(a) == pick(b), ("the copy's oracle plan differs", pick(a), pick(b))
+assert a["boundary_layout"] == b["boundary_layout"]
+# Measured, not predicted: not the model's costs layer by layer.
+assert [l["conv_ms"] for l in a["layers"]] != [l["conv_ms"] for l in model["layers"]]
+assert all(l["conv_ms"] > 0 for l in a["layers"]), pick(a)
+PY
+    fail "select --oracle's plans"
+expect_rc 0 select --net "$tmp/onets" --oracle --profile-time 0.02 -o "$tmp/oracle" --resume --quiet
+grep -q "^2 networks: 0 selected, 2 kept from an earlier run, 0 failed; 0.0 s of profiling for the oracle$" "$tmp/out" ||
+    fail "select --oracle --resume: $(cat "$tmp/out") $(cat "$tmp/err")"
+expect_rc 0 select --net "$tmp/onets" -o "$tmp/oracle" --resume --quiet
+grep -q "first.plan.json is not kept (another model)" "$tmp/err" || fail "--resume kept the oracle's plan for the model's: $(cat "$tmp/err")"
+expect_rc 0 select --net "$tmp/onets/first.txt" --oracle --profile-time 0.02 --exclude winograd,direct_simd \
+    -o "$tmp/oracle_ex.json" --quiet
+grep -Eq '"primitive": *"(winograd|direct_simd)' "$tmp/oracle_ex.json" && fail "select --oracle ignored --exclude"
+grep -q '"excluded": \["direct_simd",' "$tmp/oracle_ex.json" || fail "select --oracle --exclude, made_with: $(grep made_with "$tmp/oracle_ex.json")"
+expect_rc 0 run --net "$tmp/onets/first.txt" --plan "$tmp/oracle/first.plan.json" --plan "$tmp/oracle_ex.json" --max-time 0.1
+grep -q "^plan 2 $tmp/oracle_ex.json: 1 thread" "$tmp/out" || fail "run, the oracle's two plans: $(cat "$tmp/out")"
+for clash in "--model models/default.msgpack" "--verify 2" "--alone" "--uncertainty 0.5" "--check" "--check-time 1"; do
+    # shellcheck disable=SC2086 # the option and its value
+    expect_rc 2 select --net "$tmp/tiny.txt" --oracle $clash
+    grep -q -- "--oracle chooses by measurement alone, without a model: not with ${clash%% *}$" "$tmp/err" ||
+        fail "select --oracle $clash: $(cat "$tmp/err")"
+done
+expect_rc 2 select --net "$tmp/tiny.txt" --profile-time 1
+grep -q -- "--profile-time is the oracle's: give --oracle" "$tmp/err" || fail "--profile-time without --oracle: $(cat "$tmp/err")"
+
 finish cli_selector

@@ -1,4 +1,5 @@
-/* convsel select: the fastest primitive per layer, from the model. */
+/* convsel select: the fastest primitive per layer, from the model (or, with
+ * --oracle, from exhaustive profiling). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -11,7 +12,7 @@ static void usage(FILE *out)
     fprintf(out,
             "usage: convsel select --net FILE|DIR... [--mb N] [--threads N] [--model M] [--max-error E]\n"
             "                      [--exclude LIST] [--verify K] [--alone] [--uncertainty U] [--check]\n"
-            "                      [--check-time S]\n"
+            "                      [--check-time S] [--oracle [--profile-time S]]\n"
             "                      [-o PLAN|DIR] [--resume] [--quiet]\n"
             "\n"
             "Predicts every applicable primitive on every layer and chooses by dynamic programming\n"
@@ -36,14 +37,24 @@ static void usage(FILE *out)
             "  --check          then run the whole network with the model's plan, the verified plan\n"
             "                   (with --verify) and oneDNN alone, interleaved, and keep the fastest\n"
             "  --check-time S   seconds of --check's end-to-end timing (default 2)\n"
+            "  --oracle         no model: every applicable primitive timed on every layer and every\n"
+            "                   reorder between layouts timed on this CPU (exhaustive profiling,\n"
+            "                   minutes a network), then the same dynamic programming; the plan\n"
+            "                   records model \"measured\". A layer shape met again, in this network\n"
+            "                   or a later one of the batch, is not timed again. 'convsel run --plans\n"
+            "                   MODEL_DIR --plans ORACLE_DIR' then gives the model's plans' distance\n"
+            "                   to the oracle's, timed interleaved. Not with --model, --verify,\n"
+            "                   --alone, --uncertainty, --check or --check-time\n"
+            "  --profile-time S with --oracle: time cap per layer's profiling (default 1, as compare)\n"
             "  -o PLAN          write the plan (JSON, docs/plan-format.md)\n"
             "  -o DIR           with several networks: write each plan to DIR/NAME.plan.json\n"
             "                   (DIR created if missing; two files of one NAME are refused);\n"
             "                   'convsel run --net ... --plans DIR --baseline' runs them beside oneDNN alone\n"
             "  --resume         keep a plan already at -o when it was made for this network (its\n"
-            "                   layers and batch), these threads, this model, this CPU and these\n"
-            "                   options (--verify, --alone, --uncertainty, --check, --check-time,\n"
-            "                   --exclude, --max-error): an interrupted run goes on where it stopped\n"
+            "                   layers and batch), these threads, this model (with --oracle: by\n"
+            "                   measurement), this CPU and these options (--verify, --alone,\n"
+            "                   --uncertainty, --check, --check-time, --exclude, --max-error):\n"
+            "                   an interrupted run goes on where it stopped\n"
             "  --quiet          no table (with several networks, the summary only)\n");
 }
 
@@ -74,6 +85,7 @@ typedef struct select_job {
     long verify;
     double uncertainty, check_time;
     int check, quiet, resume;
+    convsel_measured_costs *measured; /* --oracle: the cost source's measurements */
     convsel_plan_made_with made_with; /* what its plans record of the options */
     const char *model_id;          /* the model's, as plans record it */
     const convsel_fingerprint *cpu; /* this CPU */
@@ -84,6 +96,7 @@ typedef struct select_result {
     int ok, resumed; /* resumed: an earlier run's plan kept (--resume) */
     size_t layers, verified;
     double total_ms, select_ms;
+    double profile_s; /* --oracle: seconds spent measuring for this network */
     char kept[64];
 } select_result;
 
@@ -174,7 +187,11 @@ static int select_one(const select_job *job, const char *file, long mb, const ch
         goto done;
     convsel_timing_options topts;
     convsel_timing_options_default(&topts);
-    double t0 = cli_now();
+    double t0 = cli_now(), measured_s = convsel_measured_costs_seconds(job->measured);
+    if (job->measured && !job->quiet) {
+        fprintf(stderr, "convsel select: profiling every primitive on every layer (the oracle)...\n");
+        fflush(stderr);
+    }
     convsel_check_report report;
     convsel_status st =
         job->check    ? convsel_select_checked(net, &job->opts, &job->costs, (int)job->verify, job->uncertainty, &topts,
@@ -183,6 +200,7 @@ static int select_one(const select_job *job, const char *file, long mb, const ch
                                                 &plan)
                       : convsel_select(net, &job->opts, &job->costs, &plan);
     r->select_ms = (cli_now() - t0) * 1e3;
+    r->profile_s = convsel_measured_costs_seconds(job->measured) - measured_s;
     if (st != CONVSEL_OK) {
         rc = cli_fail("select", st);
         goto done;
@@ -192,6 +210,8 @@ static int select_one(const select_job *job, const char *file, long mb, const ch
     if (!job->quiet) {
         cli_print_plan(plan);
         printf("selected in %.2f ms", r->select_ms);
+        if (job->measured)
+            printf(", %.2f s of it profiling (layer shapes measured before not timed again)", r->profile_s);
         if (job->verify)
             printf("; %zu layer%s verified by measurement in %.2f s", plan->verified_layers,
                    plan->verified_layers == 1 ? "" : "s", plan->verify_s);
@@ -238,6 +258,7 @@ static int check_stems(char **files, size_t n, const char *dir)
 static void print_summary(char **files, const select_result *res, size_t n, const char *dir, const select_job *job)
 {
     size_t failed = 0, resumed = 0;
+    double profile_s = 0.0;
     printf("\n%-28s %7s %12s %11s", "network", "layers", "total_ms", "select_ms");
     if (job->verify)
         printf(" %9s", "verified");
@@ -253,6 +274,7 @@ static void print_summary(char **files, const select_result *res, size_t n, cons
             continue;
         }
         resumed += (size_t)res[i].resumed;
+        profile_s += res[i].profile_s;
         if (res[i].resumed)
             printf("%-28.28s %7zu %12.4f %11s", stem, res[i].layers, res[i].total_ms, "kept");
         else
@@ -268,7 +290,10 @@ static void print_summary(char **files, const select_result *res, size_t n, cons
     printf("%zu network%s: %zu selected, ", n, n == 1 ? "" : "s", n - failed - resumed);
     if (job->resume)
         printf("%zu kept from an earlier run, ", resumed);
-    printf("%zu failed\n", failed);
+    printf("%zu failed", failed);
+    if (job->measured)
+        printf("; %.1f s of profiling for the oracle", profile_s);
+    printf("\n");
 }
 
 int cmd_select(int argc, char **argv)
@@ -277,8 +302,8 @@ int cmd_select(int argc, char **argv)
     const char **net_args = calloc(argc > 0 ? (size_t)argc : 1, sizeof *net_args);
     size_t n_net_args = 0;
     long mb = 0, threads = 1;
-    double max_error = 0.0;
-    int alone = 0, rc = CLI_USAGE;
+    double max_error = 0.0, profile_time = 1.0;
+    int alone = 0, oracle = 0, profile_time_given = 0, check_time_given = 0, rc = CLI_USAGE;
     select_job job = {.uncertainty = -1.0, .check_time = 2.0};
     if (!net_args) {
         fprintf(stderr, "convsel select: out of memory\n");
@@ -328,6 +353,14 @@ int cmd_select(int argc, char **argv)
             if (!(v = cli_value("select", argc, argv, &i)) ||
                 !cli_parse_double("select", "--check-time", v, 0.0, 600.0, &job.check_time))
                 goto usage_error;
+            check_time_given = 1;
+        } else if (!strcmp(argv[i], "--oracle")) {
+            oracle = 1;
+        } else if (!strcmp(argv[i], "--profile-time")) {
+            if (!(v = cli_value("select", argc, argv, &i)) ||
+                !cli_parse_double("select", "--profile-time", v, 0.01, 600.0, &profile_time))
+                goto usage_error;
+            profile_time_given = 1;
         } else if (!strcmp(argv[i], "--quiet")) {
             job.quiet = 1;
         } else if (!strcmp(argv[i], "--resume")) {
@@ -345,6 +378,24 @@ int cmd_select(int argc, char **argv)
     if (job.resume && !out) {
         fprintf(stderr, "convsel select: --resume keeps the plans at -o: give -o\n");
         goto usage_error;
+    }
+    if (profile_time_given && !oracle) {
+        fprintf(stderr, "convsel select: --profile-time is the oracle's: give --oracle\n");
+        goto usage_error;
+    }
+    if (oracle) {
+        const char *clash = model_file               ? "--model"
+                            : job.verify             ? "--verify"
+                            : alone                  ? "--alone"
+                            : job.uncertainty >= 0.0 ? "--uncertainty"
+                            : job.check              ? "--check"
+                            : check_time_given       ? "--check-time"
+                                                     : NULL;
+        if (clash) {
+            fprintf(stderr, "convsel select: --oracle chooses by measurement alone, without a model: not with %s\n",
+                    clash);
+            goto usage_error;
+        }
     }
 
     char **files = NULL;
@@ -364,14 +415,28 @@ int cmd_select(int argc, char **argv)
         rc = cli_parse_primitive_set("select", exclude, excluded);
     if (rc == CLI_OK && !(res = calloc(n_files, sizeof *res)))
         rc = CLI_FAIL;
-    if (rc == CLI_OK)
+    if (rc == CLI_OK && !oracle)
         rc = cli_open_model("select", model_file, &model);
     convsel_model_costs mc = {.model = model}; /* lives as long as job.costs */
+    if (rc == CLI_OK && oracle) {
+        convsel_timing_options topts;
+        convsel_timing_options_default(&topts);
+        topts.max_time_s = profile_time;
+        convsel_status st = convsel_measured_costs_create(&topts, &job.measured);
+        if (st != CONVSEL_OK)
+            rc = cli_fail("select", st);
+    }
     if (rc == CLI_OK) {
         convsel_fingerprint_get(&mc.cpu);
-        cli_warn_cpu("select", model, &mc.cpu, (int)threads);
-        job.costs = convsel_model_costs_source(&mc);
-        job.model_id = convsel_model_id(model);
+        if (oracle) {
+            job.costs = convsel_measured_costs_source(job.measured);
+            job.model_id = job.costs.id;
+            job.uncertainty = 0.0;
+        } else {
+            cli_warn_cpu("select", model, &mc.cpu, (int)threads);
+            job.costs = convsel_model_costs_source(&mc);
+            job.model_id = convsel_model_id(model);
+        }
         job.cpu = &mc.cpu;
         job.opts = (convsel_select_options){(int)threads, max_error, excluded, 1, alone};
         if (job.uncertainty < 0.0)
@@ -403,6 +468,7 @@ int cmd_select(int argc, char **argv)
             print_summary(files, res, n_files, out, &job);
     }
     convsel_model_destroy(model);
+    convsel_measured_costs_destroy(job.measured);
     convsel_network_files_free(files, n_files);
     free(res);
     free(excluded);
