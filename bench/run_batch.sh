@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
-# A batch proved without an oracle: `convsel select` for every network file into one plans
+# A batch proved beside oneDNN alone: `convsel select` for every network file into one plans
 # directory, then `convsel run --plans DIR --baseline`, which times each plan beside oneDNN alone
 # and ends with the median and geometric-mean speed-up (and both without the networks where
 # oneDNN alone runs its reference loops). Minutes where compare_networks.sh takes hours, but no
-# distance to the oracle. With -m repeated (up to 8 models: the shipped one and its calibration
+# distance to the oracle unless -m oracle (below) is one of the models. With -m repeated (up to 8 models: the shipped one and its calibration
 # to this CPU, say), each model's plans go to a directory of their own and `run` is given every
 # directory, so a network's plans of all the models are timed interleaved with oneDNN alone (its
 # boundary layout priced by the first model), and the summary compares them. `-m oracle` stands
