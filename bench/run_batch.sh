@@ -3,10 +3,11 @@
 # directory, then `convsel run --plans DIR --baseline`, which times each plan beside oneDNN alone
 # and ends with the median and geometric-mean speed-up (and both without the networks where
 # oneDNN alone runs its reference loops). Minutes where compare_networks.sh takes hours, but no
-# distance to the oracle unless -m oracle (below) is one of the models. With -m repeated (up to 8 models: the shipped one and its calibration
-# to this CPU, say), each model's plans go to a directory of their own and `run` is given every
-# directory, so a network's plans of all the models are timed interleaved with oneDNN alone (its
-# boundary layout priced by the first model), and the summary compares them. `-m oracle` stands
+# distance to the oracle unless -m oracle (below) is one of the models. With -m repeated (up to 8
+# models: the shipped one and its calibration to this CPU, say), each model's plans go to a
+# directory of their own and `run` is given every directory, so a network's plans of all the
+# models are timed interleaved with oneDNN alone (its boundary layout priced by the first model
+# that is not the oracle), and the summary compares them. `-m oracle` stands
 # for exhaustive profiling (`convsel select --oracle`, minutes a network, -x not given to it):
 # `-m models/default.msgpack -m oracle` gives every network's distance from the model's plan to
 # the oracle's, timed interleaved.
@@ -54,7 +55,12 @@ plans_args=()
 for d in "${dirs[@]}"; do plans_args+=(--plans "$d"); done
 # oneDNN alone's boundary layout is priced by the first model that is not the oracle.
 pricing=models/default.msgpack
-for ((i = ${#models[@]} - 1; i >= 0; i--)); do [ "${models[$i]}" = oracle ] || pricing=${models[$i]}; done
+for m in "${models[@]}"; do
+    if [ "$m" != oracle ]; then
+        pricing=$m
+        break
+    fi
+done
 # shellcheck disable=SC2086 # select_opts and how are lists of options
 {
     echo "# bash bench/run_batch.sh -t $threads$(printf -- ' -m %s' "${models[@]}") -x \"$select_opts\": $(cpu_setup "$convsel"), $(date -u +%F)"
