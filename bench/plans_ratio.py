@@ -32,15 +32,17 @@ def main(argv):
         for line in f:
             if re.match(r"^network\s+layers\s+plan1_ms", line):
                 header = line.split()
+                n_plans = sum(1 for h in header if re.match(r"^plan\d+_ms$", h))
                 continue
             if header is None:
                 continue
             cells = line.split()
+            if len(cells) >= 2 and cells[1] == "failed":  # a network that did not run: no times
+                continue
             if len(cells) < len(header) or not re.match(r"^\d+$", cells[1]):
                 if rows:
-                    break
+                    break  # the legend after the table
                 continue
-            n_plans = sum(1 for h in header if re.match(r"^plan\d+_ms$", h))
             rows.append((cells[0], [float(c) for c in cells[2:2 + n_plans]]))
     if not rows:
         sys.exit(f"{path}: no summary table of convsel run --plans")
