@@ -939,11 +939,15 @@ typedef struct convsel_conv_sample {
  * others): for each allowed primitive (per catalogue index) in turn, builds
  * a plan over network with that primitive on every layer it computes (not
  * with a library's reference loops) and some allowed primitive elsewhere,
- * runs it end to end (two passes to warm up, then at least 5 and at most 50
- * passes or until that primitive's share of max_time_s), times each of
- * those layers alone 5 times in a row (the median kept), and appends to *samples
+ * runs it end to end (two runs to warm up, then at least 5 and at most 50
+ * runs or until that primitive's share of max_time_s), times each of those
+ * layers alone 5 times in a row (the medians kept), and appends to *samples
  * (realloc'd; the caller frees it) one sample per such layer, *n_samples
- * counting them. Returns as convsel_reorder_probe.
+ * counting them. That is done in two passes, the primitives in the same
+ * order each time, and each primitive keeps the pass its layers took least
+ * time in (in the network and alone together): a disturbance (another
+ * process) shorter than a pass slows only one of a primitive's passes.
+ * Returns as convsel_reorder_probe.
  */
 convsel_status convsel_conv_probe(const convsel_network *network, int threads, const unsigned char *allowed,
                                   double max_time_s, uint64_t seed, convsel_conv_sample **samples,

@@ -45,7 +45,7 @@ static convsel_status time_plan(const convsel_plan *plan, const unsigned char *s
                                 uint64_t seed, convsel_cold_sample **samples, size_t *n_samples)
 {
     convsel_runner *runner = NULL;
-    convsel_status st = convsel_probe_run(plan, max_time_s, seed, &runner);
+    convsel_status st = convsel_probe_run(plan, max_time_s, CONVSEL_PROBE_MIN_RUNS, seed, &runner);
     for (size_t i = 0; st == CONVSEL_OK && i < plan->n_layers; i++) {
         if (!sampled[i])
             continue;

@@ -1,14 +1,13 @@
 /* Convolutions timed where a network runs them: each primitive in turn on
  * every layer it computes, inside a plan run end to end, against the same
- * convolution repeated alone. */
+ * convolution repeated alone; in passes, each primitive keeping the one its
+ * layers took least time in. */
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "convsel.h"
 #include "internal.h"
-
-/* Repetitions of a layer alone; the median is kept (5: the fit sums hundreds of layers). */
-#define ALONE_REPS 5
 
 /* Puts primitive p on every layer of plan it computes with a kernel of its
  * own (not a library's reference loops), marking them in on; returns how
@@ -32,20 +31,47 @@ static size_t put_everywhere(convsel_plan *plan, size_t p, unsigned char *on)
     return n;
 }
 
-static convsel_status push_sample(convsel_conv_sample **samples, size_t *n, const convsel_conv_sample *s)
+/* Primitive p on every layer of plan it computes (marked in on), run end to
+ * end and each such layer then alone, timings times each: its samples into
+ * out (room for the plan's layers), *n_out counting them, and their summed
+ * times (in the network and alone) into *total_ms. */
+static convsel_status time_pass(convsel_plan *plan, const unsigned char *on, size_t p, double max_time_s,
+                                int timings, uint64_t seed, convsel_conv_sample *out, size_t *n_out, double *total_ms)
 {
-    convsel_conv_sample *grown = realloc(*samples, (*n + 1) * sizeof *grown); /* hundreds at most */
-    if (!grown)
-        return convsel_error(CONVSEL_OUT_OF_MEMORY, "out of memory");
-    *samples = grown;
-    grown[(*n)++] = *s;
-    return CONVSEL_OK;
+    convsel_runner *runner = NULL;
+    convsel_status st = convsel_probe_run(plan, max_time_s, timings, seed, &runner);
+    *n_out = 0;
+    *total_ms = 0.0;
+    for (size_t i = 0; i < plan->n_layers && st == CONVSEL_OK; i++) {
+        if (!on[i])
+            continue;
+        convsel_conv_sample s = {p, plan->threads, 0.0, 0.0, plan->layers[i].problem};
+        double reorder_ms;
+        if ((st = convsel_runner_layer_ms(runner, i, &s.network_ms, &reorder_ms)) == CONVSEL_OK &&
+            (st = convsel_runner_layer_alone_ms(runner, i, timings, &s.alone_ms)) == CONVSEL_OK &&
+            s.network_ms > 0 && s.alone_ms > 0) {
+            out[(*n_out)++] = s;
+            *total_ms += s.network_ms + s.alone_ms;
+        }
+    }
+    convsel_runner_destroy(runner);
+    return st;
 }
 
-convsel_status convsel_conv_probe(const convsel_network *network, int threads, const unsigned char *allowed,
-                                  double max_time_s, uint64_t seed, convsel_conv_sample **samples, size_t *n_samples)
+/* One primitive's kept pass: its samples at [first, first + count) of the
+ * caller's, and their summed times. */
+struct kept {
+    size_t first, count;
+    double total_ms;
+};
+
+/* Declared in internal.h. */
+convsel_status convsel_conv_probe_passes(const convsel_network *network, int threads, const unsigned char *allowed,
+                                         double max_time_s, int passes, int timings, uint64_t seed,
+                                         convsel_conv_sample **samples, size_t *n_samples)
 {
-    if (!network || !allowed || !samples || !n_samples || threads < 1 || !(max_time_s > 0))
+    if (!network || !allowed || !samples || !n_samples || threads < 1 || !(max_time_s > 0) || passes < 1 ||
+        passes > 16 || timings < 1 || timings > 50)
         return convsel_error(CONVSEL_INVALID_ARGUMENT, "convsel_conv_probe: bad arguments");
     const size_t n_prims = convsel_primitive_count();
     size_t n_allowed = 0;
@@ -55,32 +81,62 @@ convsel_status convsel_conv_probe(const convsel_network *network, int threads, c
     convsel_status st = convsel_probe_skeleton(network, threads, allowed, &skeleton);
     if (st == CONVSEL_OK)
         st = convsel_probe_skeleton(network, threads, allowed, &plan);
-    unsigned char *on = st == CONVSEL_OK ? malloc(plan->n_layers) : NULL;
-    if (st == CONVSEL_OK && !on)
-        st = convsel_error(CONVSEL_OUT_OF_MEMORY, "out of memory");
-    for (size_t p = 0; p < n_prims && st == CONVSEL_OK; p++) {
-        if (!allowed[p] || convsel_primitive_is_reference(p))
-            continue;
-        for (size_t i = 0; i < plan->n_layers; i++)
-            plan->layers[i] = skeleton->layers[i];
-        if (put_everywhere(plan, p, on) == 0)
-            continue;
-        convsel_runner *runner = NULL;
-        st = convsel_probe_run(plan, max_time_s / (double)n_allowed, seed, &runner);
-        for (size_t i = 0; i < plan->n_layers && st == CONVSEL_OK; i++) {
-            if (!on[i])
-                continue;
-            convsel_conv_sample s = {p, threads, 0.0, 0.0, plan->layers[i].problem};
-            double reorder_ms;
-            if ((st = convsel_runner_layer_ms(runner, i, &s.network_ms, &reorder_ms)) == CONVSEL_OK &&
-                (st = convsel_runner_layer_alone_ms(runner, i, ALONE_REPS, &s.alone_ms)) == CONVSEL_OK &&
-                s.network_ms > 0 && s.alone_ms > 0)
-                st = push_sample(samples, n_samples, &s);
-        }
-        convsel_runner_destroy(runner);
+    unsigned char *on = NULL;
+    convsel_conv_sample *pass_samples = NULL;
+    struct kept *kept = NULL;
+    if (st == CONVSEL_OK) {
+        on = malloc(plan->n_layers);
+        pass_samples = malloc(plan->n_layers * sizeof *pass_samples);
+        kept = calloc(n_prims, sizeof *kept);
+        if (!on || !pass_samples || !kept)
+            st = convsel_error(CONVSEL_OUT_OF_MEMORY, "out of memory");
     }
+    /* The primitives in the same order each pass, so that a primitive's
+     * passes lie a whole pass apart. Another process slows whatever part of
+     * a pass it overlaps, in the network or alone, so the pass that took
+     * least time in all is the one kept; keeping the one of least excess
+     * would favour a pass whose times alone were slowed. */
+    for (int pass = 0; pass < passes && st == CONVSEL_OK; pass++)
+        for (size_t p = 0; p < n_prims && st == CONVSEL_OK; p++) {
+            if (!allowed[p] || convsel_primitive_is_reference(p))
+                continue;
+            for (size_t i = 0; i < plan->n_layers; i++)
+                plan->layers[i] = skeleton->layers[i];
+            if (put_everywhere(plan, p, on) == 0)
+                continue;
+            size_t n = 0;
+            double total_ms = 0.0;
+            st = time_pass(plan, on, p, max_time_s / (double)n_allowed / passes, timings, seed, pass_samples, &n,
+                           &total_ms);
+            if (st != CONVSEL_OK || n == 0)
+                continue;
+            struct kept *k = &kept[p];
+            if (k->count == 0) {
+                convsel_conv_sample *grown = realloc(*samples, (*n_samples + n) * sizeof *grown);
+                if (!grown) {
+                    st = convsel_error(CONVSEL_OUT_OF_MEMORY, "out of memory");
+                    continue;
+                }
+                *samples = grown;
+                memcpy(grown + *n_samples, pass_samples, n * sizeof *grown);
+                *k = (struct kept){*n_samples, n, total_ms};
+                *n_samples += n;
+            } else if (n == k->count && total_ms < k->total_ms) {
+                memcpy(*samples + k->first, pass_samples, n * sizeof *pass_samples);
+                k->total_ms = total_ms;
+            }
+        }
+    free(kept);
+    free(pass_samples);
     free(on);
     convsel_plan_destroy(plan);
     convsel_plan_destroy(skeleton);
     return st;
+}
+
+convsel_status convsel_conv_probe(const convsel_network *network, int threads, const unsigned char *allowed,
+                                  double max_time_s, uint64_t seed, convsel_conv_sample **samples, size_t *n_samples)
+{
+    return convsel_conv_probe_passes(network, threads, allowed, max_time_s, CONVSEL_CONV_PROBE_PASSES,
+                                     CONVSEL_CONV_PROBE_TIMINGS, seed, samples, n_samples);
 }

@@ -184,8 +184,24 @@ convsel_status convsel_probe_skeleton(const convsel_network *network, int thread
                                       convsel_plan **plan);
 /* Runs plan end to end for the probes: a runner made into *runner (destroy
  * it even on failure), two passes to warm up, then timed passes
- * (convsel_runner_time_layers) until max_time_s, at least 5, at most 50. */
-convsel_status convsel_probe_run(const convsel_plan *plan, double max_time_s, uint64_t seed, convsel_runner **runner);
+ * (convsel_runner_time_layers) until max_time_s, at least min_runs (1 to
+ * 50), at most 50. The reorder and cold probes ask for
+ * CONVSEL_PROBE_MIN_RUNS. */
+#define CONVSEL_PROBE_MIN_RUNS 5
+convsel_status convsel_probe_run(const convsel_plan *plan, double max_time_s, int min_runs, uint64_t seed,
+                                 convsel_runner **runner);
+/* convsel_conv_probe with passes (1 to 16) passes over the primitives, each
+ * making timings (1 to 50) runs end to end and repetitions of each layer
+ * alone, and max_time_s shared by all passes; each primitive keeps the pass
+ * in which its layers' times (in the network and alone) sum least.
+ * convsel_conv_probe makes CONVSEL_CONV_PROBE_PASSES of
+ * CONVSEL_CONV_PROBE_TIMINGS; one pass of 5 is the probe before the
+ * fifty-fifth session. */
+#define CONVSEL_CONV_PROBE_PASSES 2
+#define CONVSEL_CONV_PROBE_TIMINGS 5
+convsel_status convsel_conv_probe_passes(const convsel_network *network, int threads, const unsigned char *allowed,
+                                         double max_time_s, int passes, int timings, uint64_t seed,
+                                         convsel_conv_sample **samples, size_t *n_samples);
 /* qsort comparator of doubles, ascending. */
 int convsel_cmp_double(const void *a, const void *b);
 /* Room for element `count` of an array of elem_size bytes that doubles as it

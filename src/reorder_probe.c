@@ -47,15 +47,19 @@ convsel_status convsel_probe_skeleton(const convsel_network *network, int thread
 }
 
 /* Declared in internal.h. */
-convsel_status convsel_probe_run(const convsel_plan *plan, double max_time_s, uint64_t seed, convsel_runner **runner)
+convsel_status convsel_probe_run(const convsel_plan *plan, double max_time_s, int min_runs, uint64_t seed,
+                                 convsel_runner **runner)
 {
+    *runner = NULL;
+    if (min_runs < 1 || min_runs > 50)
+        return convsel_error(CONVSEL_INVALID_ARGUMENT, "convsel_probe_run: min_runs %d is not in 1..50", min_runs);
     convsel_status st = convsel_runner_create(plan, seed, runner);
     for (int k = 0; k < 2 && st == CONVSEL_OK; k++)
         st = convsel_runner_run(*runner);
     if (st == CONVSEL_OK) {
         convsel_runner_time_layers(*runner, 1);
         double t0 = convsel_now();
-        for (int k = 0; k < 50 && st == CONVSEL_OK && (k < 5 || convsel_now() - t0 < max_time_s); k++)
+        for (int k = 0; k < 50 && st == CONVSEL_OK && (k < min_runs || convsel_now() - t0 < max_time_s); k++)
             st = convsel_runner_run(*runner);
     }
     return st;
@@ -121,7 +125,7 @@ static convsel_status probe_network(const convsel_network *network, int threads,
         choose_layer(plan, i, allowed, pair_count);
 
     convsel_runner *runner = NULL;
-    st = convsel_probe_run(plan, max_time_s, seed, &runner);
+    st = convsel_probe_run(plan, max_time_s, CONVSEL_PROBE_MIN_RUNS, seed, &runner);
     /* Only the reorders between connected layers, each the one reorder
      * charged to its layer: not into the first layer, out of the last, or
      * across an unconnected boundary (entry and exit are charged together). */

@@ -15,6 +15,7 @@
 
 #include "check.h"
 #include "convsel.h"
+#include "internal.h"
 #include "network_text.h"
 #include "runner_internal.h"
 
@@ -627,6 +628,24 @@ static void test_conv_probe(void)
     CHECK_EQ(n, want);
     CHECK(n >= 6);
     free(per);
+
+    /* One pass or three: the same samples in the same order, each layer's
+     * later passes kept in its first pass's sample, not appended. */
+    for (int passes = 1; passes <= 3; passes += 2) {
+        convsel_conv_sample *t = NULL;
+        size_t m = 0;
+        CHECK_EQ(convsel_conv_probe_passes(net, 1, allowed, 0.01, passes, 2, 3, &t, &m), CONVSEL_OK);
+        CHECK_MSG(m == n, "%d passes: %zu samples, %zu with two", passes, m, n);
+        for (size_t i = 0; i < m && i < n; i++) {
+            CHECK(t[i].primitive == s[i].primitive && strcmp(t[i].problem.name, s[i].problem.name) == 0);
+            CHECK(t[i].network_ms > 0 && t[i].alone_ms > 0 && isfinite(t[i].network_ms) && isfinite(t[i].alone_ms));
+        }
+        free(t);
+    }
+    CHECK_EQ(convsel_conv_probe_passes(net, 1, allowed, 0.01, 0, 3, 3, &s, &n), CONVSEL_INVALID_ARGUMENT);
+    CHECK_EQ(convsel_conv_probe_passes(net, 1, allowed, 0.01, 17, 3, 3, &s, &n), CONVSEL_INVALID_ARGUMENT);
+    CHECK_EQ(convsel_conv_probe_passes(net, 1, allowed, 0.01, 2, 0, 3, &s, &n), CONVSEL_INVALID_ARGUMENT);
+    CHECK_EQ(convsel_conv_probe_passes(net, 1, allowed, 0.01, 2, 51, 3, &s, &n), CONVSEL_INVALID_ARGUMENT);
     free(s);
     s = NULL;
     n = 0;
