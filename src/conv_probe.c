@@ -58,12 +58,26 @@ static convsel_status time_pass(convsel_plan *plan, const unsigned char *on, siz
     return st;
 }
 
-/* One primitive's kept pass: its samples at [first, first + count) of the
- * caller's, and their summed times. */
-struct kept {
-    size_t first, count;
-    double total_ms;
-};
+/* Declared in internal.h. */
+convsel_status convsel_conv_keep_pass(convsel_conv_kept *kept, const convsel_conv_sample *pass, size_t n,
+                                      double total_ms, convsel_conv_sample **samples, size_t *n_samples)
+{
+    if (n == 0)
+        return CONVSEL_OK;
+    if (kept->count == 0) {
+        convsel_conv_sample *grown = realloc(*samples, (*n_samples + n) * sizeof *grown); /* hundreds at most */
+        if (!grown)
+            return convsel_error(CONVSEL_OUT_OF_MEMORY, "out of memory");
+        *samples = grown;
+        memcpy(grown + *n_samples, pass, n * sizeof *grown);
+        *kept = (convsel_conv_kept){*n_samples, n, total_ms};
+        *n_samples += n;
+    } else if (n == kept->count && total_ms < kept->total_ms) {
+        memcpy(*samples + kept->first, pass, n * sizeof *pass);
+        kept->total_ms = total_ms;
+    }
+    return CONVSEL_OK;
+}
 
 /* Declared in internal.h. */
 convsel_status convsel_conv_probe_passes(const convsel_network *network, int threads, const unsigned char *allowed,
@@ -83,7 +97,7 @@ convsel_status convsel_conv_probe_passes(const convsel_network *network, int thr
         st = convsel_probe_skeleton(network, threads, allowed, &plan);
     unsigned char *on = NULL;
     convsel_conv_sample *pass_samples = NULL;
-    struct kept *kept = NULL;
+    convsel_conv_kept *kept = NULL;
     if (st == CONVSEL_OK) {
         on = malloc(plan->n_layers);
         pass_samples = malloc(plan->n_layers * sizeof *pass_samples);
@@ -108,23 +122,8 @@ convsel_status convsel_conv_probe_passes(const convsel_network *network, int thr
             double total_ms = 0.0;
             st = time_pass(plan, on, p, max_time_s / (double)n_allowed / passes, timings, seed, pass_samples, &n,
                            &total_ms);
-            if (st != CONVSEL_OK || n == 0)
-                continue;
-            struct kept *k = &kept[p];
-            if (k->count == 0) {
-                convsel_conv_sample *grown = realloc(*samples, (*n_samples + n) * sizeof *grown);
-                if (!grown) {
-                    st = convsel_error(CONVSEL_OUT_OF_MEMORY, "out of memory");
-                    continue;
-                }
-                *samples = grown;
-                memcpy(grown + *n_samples, pass_samples, n * sizeof *grown);
-                *k = (struct kept){*n_samples, n, total_ms};
-                *n_samples += n;
-            } else if (n == k->count && total_ms < k->total_ms) {
-                memcpy(*samples + k->first, pass_samples, n * sizeof *pass_samples);
-                k->total_ms = total_ms;
-            }
+            if (st == CONVSEL_OK)
+                st = convsel_conv_keep_pass(&kept[p], pass_samples, n, total_ms, samples, n_samples);
         }
     free(kept);
     free(pass_samples);

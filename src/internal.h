@@ -190,6 +190,18 @@ convsel_status convsel_probe_skeleton(const convsel_network *network, int thread
 #define CONVSEL_PROBE_MIN_RUNS 5
 convsel_status convsel_probe_run(const convsel_plan *plan, double max_time_s, int min_runs, uint64_t seed,
                                  convsel_runner **runner);
+/* One primitive's kept pass in convsel_conv_probe_passes: its samples at
+ * [first, first + count) of the caller's, and their summed times. */
+typedef struct convsel_conv_kept {
+    size_t first, count;
+    double total_ms;
+} convsel_conv_kept;
+/* A primitive's pass of n samples whose times sum to total_ms: appended to
+ * *samples (realloc'd) when *kept (zeroed at first) holds none, else put in
+ * place of the kept ones when it has as many and took less time; OK or
+ * OUT_OF_MEMORY. */
+convsel_status convsel_conv_keep_pass(convsel_conv_kept *kept, const convsel_conv_sample *pass, size_t n,
+                                      double total_ms, convsel_conv_sample **samples, size_t *n_samples);
 /* convsel_conv_probe with passes (1 to 16) passes over the primitives, each
  * making timings (1 to 50) runs end to end and repetitions of each layer
  * alone, and max_time_s shared by all passes; each primitive keeps the pass

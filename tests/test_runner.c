@@ -589,6 +589,37 @@ static void test_cold_probe(void)
 }
 
 /*
+ * The weights probe's passes: a primitive's first pass is appended, a later
+ * one takes its place only when its times sum to less (whatever its excess),
+ * and a pass of another size or of no samples changes nothing.
+ */
+static void test_conv_keep_pass(void)
+{
+    convsel_conv_sample a[2] = {{0, 1, 2.0, 1.0, {0}}, {0, 1, 4.0, 3.0, {0}}};
+    convsel_conv_sample slow[2] = {{0, 1, 2.5, 1.0, {0}}, {0, 1, 4.5, 3.0, {0}}};   /* more excess, more time */
+    convsel_conv_sample fast[2] = {{0, 1, 1.9, 0.4, {0}}, {0, 1, 3.9, 2.5, {0}}};   /* more excess, less time */
+    convsel_conv_sample lean[2] = {{0, 1, 2.0, 1.5, {0}}, {0, 1, 4.0, 3.5, {0}}};   /* less excess, more time */
+    convsel_conv_sample other = {1, 1, 9.0, 9.0, {0}};
+    convsel_conv_sample *s = NULL;
+    size_t n = 0;
+    convsel_conv_kept kept = {0}, kept_other = {0};
+    CHECK_EQ(convsel_conv_keep_pass(&kept, a, 2, 10.0, &s, &n), CONVSEL_OK);
+    CHECK_EQ(convsel_conv_keep_pass(&kept_other, &other, 1, 18.0, &s, &n), CONVSEL_OK);
+    CHECK(n == 3 && kept.first == 0 && kept.count == 2 && kept_other.first == 2);
+    CHECK_EQ(convsel_conv_keep_pass(&kept, slow, 2, 11.0, &s, &n), CONVSEL_OK);
+    CHECK(n == 3 && s[0].network_ms == 2.0 && s[1].network_ms == 4.0);
+    CHECK_EQ(convsel_conv_keep_pass(&kept, lean, 2, 11.0, &s, &n), CONVSEL_OK);
+    CHECK(n == 3 && s[0].alone_ms == 1.0 && s[1].alone_ms == 3.0);
+    CHECK_EQ(convsel_conv_keep_pass(&kept, fast, 2, 8.7, &s, &n), CONVSEL_OK);
+    CHECK(n == 3 && s[0].network_ms == 1.9 && s[0].alone_ms == 0.4 && s[1].alone_ms == 2.5 && kept.total_ms == 8.7);
+    CHECK(s[2].primitive == 1 && s[2].network_ms == 9.0);
+    CHECK_EQ(convsel_conv_keep_pass(&kept, a, 1, 1.0, &s, &n), CONVSEL_OK); /* another size: not comparable */
+    CHECK_EQ(convsel_conv_keep_pass(&kept, a, 0, 0.0, &s, &n), CONVSEL_OK);
+    CHECK(n == 3 && s[0].network_ms == 1.9 && kept.total_ms == 8.7);
+    free(s);
+}
+
+/*
  * Convolutions inside networks against alone: each allowed primitive gives
  * one sample per layer it computes with a kernel of its own, every sample
  * timed both ways; bad arguments are refused.
@@ -699,6 +730,7 @@ int main(void)
     test_network_shrunk();
     test_reorder_probe();
     test_cold_probe();
+    test_conv_keep_pass();
     test_conv_probe();
     return CHECK_DONE();
 }
