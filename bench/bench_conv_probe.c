@@ -38,13 +38,6 @@
 #define MAX_REPS 32
 #define MAX_VARIANTS 4
 
-static double now_s(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
-
 /* n processes that sleep `at` seconds, then spin for `for_s`, writing over
  * mb MB each if mb > 0; their pids into pids. */
 static int disturb(int n, double at, double for_s, size_t mb, pid_t *pids)
@@ -55,14 +48,14 @@ static int disturb(int n, double at, double for_s, size_t mb, pid_t *pids)
         if (pids[k] < 0)
             return -1;
         if (pids[k] == 0) {
-            const double t0 = now_s();
-            while (now_s() - t0 < at) {
+            const double t0 = convsel_now();
+            while (convsel_now() - t0 < at) {
                 struct timespec ts = {0, 10000000};
                 nanosleep(&ts, NULL);
             }
             unsigned char *buf = mb ? malloc(mb << 20) : NULL;
             volatile double x = 1.0;
-            for (unsigned char v = 0; now_s() - t0 < at + for_s; v++) {
+            for (unsigned char v = 0; convsel_now() - t0 < at + for_s; v++) {
                 if (buf)
                     memset(buf, v, mb << 20);
                 else
@@ -82,16 +75,10 @@ static void stop(int n, const pid_t *pids)
     }
 }
 
-static int cmp_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
-
 static double median(double *x, int n)
 {
-    qsort(x, (size_t)n, sizeof *x, cmp_double);
-    return n % 2 ? x[n / 2] : 0.5 * (x[n / 2 - 1] + x[n / 2]);
+    qsort(x, (size_t)n, sizeof *x, convsel_cmp_double);
+    return convsel_quantile(x, n, 0.5);
 }
 
 /* One probe's price per primitive (NAN where it has no sample) into price. */
@@ -100,13 +87,13 @@ static int probe(const convsel_network *net, int threads, const unsigned char *a
 {
     convsel_conv_sample *s = NULL;
     size_t n = 0;
-    const double t0 = now_s();
+    const double t0 = convsel_now();
     if (convsel_conv_probe_passes(net, threads, allowed, time_s, passes, timings, 1, &s, &n) != CONVSEL_OK) {
         fprintf(stderr, "bench_conv_probe: %s\n", convsel_last_error());
         free(s);
         return -1;
     }
-    *wall_s = now_s() - t0;
+    *wall_s = convsel_now() - t0;
     double excess[MAX_PRIMS] = {0}, mb[MAX_PRIMS] = {0};
     int count[MAX_PRIMS] = {0};
     for (size_t i = 0; i < n; i++) {
