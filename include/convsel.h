@@ -943,8 +943,8 @@ typedef struct convsel_conv_sample {
  * runs or until that primitive's share of max_time_s), times each of those
  * layers alone 5 times in a row (the medians kept), and appends to *samples
  * (realloc'd; the caller frees it) one sample per such layer, *n_samples
- * counting them. That is done in two passes, the primitives in the same
- * order each time, and each primitive keeps the pass its layers took least
+ * counting them. That is done in two passes, each given half of max_time_s,
+ * the primitives in the same order each time, and each primitive keeps the pass its layers took least
  * time in (in the network and alone together): a disturbance (another
  * process) shorter than a pass slows only one of a primitive's passes.
  * Returns as convsel_reorder_probe.
