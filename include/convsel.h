@@ -944,9 +944,10 @@ typedef struct convsel_conv_sample {
  * layers alone 5 times in a row (the medians kept), and appends to *samples
  * (realloc'd; the caller frees it) one sample per such layer, *n_samples
  * counting them. That is done in two passes, each given half of max_time_s,
- * the primitives in the same order each time, and each primitive keeps the pass its layers took least
- * time in (in the network and alone together): a disturbance (another
- * process) shorter than a pass slows only one of a primitive's passes.
+ * the primitives in the same order each time, and each primitive keeps the
+ * pass its layers took least time in (in the network and alone together): a
+ * disturbance (another process) shorter than a pass slows only one of a
+ * primitive's passes.
  * Returns as convsel_reorder_probe.
  */
 convsel_status convsel_conv_probe(const convsel_network *network, int threads, const unsigned char *allowed,
