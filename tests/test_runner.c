@@ -660,8 +660,8 @@ static void test_conv_probe(void)
     CHECK(n >= 6);
     free(per);
 
-    /* One pass or three: the same samples in the same order, each layer's
-     * later passes kept in its first pass's sample, not appended. */
+    /* One pass or three: the same samples in the same order, a primitive's
+     * later pass put in place of its first, not appended. */
     for (int passes = 1; passes <= 3; passes += 2) {
         convsel_conv_sample *t = NULL;
         size_t m = 0;
