@@ -293,6 +293,10 @@ convsel_layout convsel_instance_dst_layout(const convsel_instance *instance);
  * instances that never run at the same time may share one buffer (the
  * network runner gives all its layers one). */
 size_t convsel_instance_workspace_bytes(const convsel_instance *instance);
+/* Bytes of weights the instance keeps, in the form its runs read them:
+ * transformed (Winograd), blocked and padded to the vector width, or plain
+ * goihw. */
+size_t convsel_instance_weights_bytes(const convsel_instance *instance);
 /*
  * Runs from now on use workspace, of bytes >= convsel_instance_workspace_bytes
  * and 64-byte aligned, in place of the instance's own (freed here); NULL goes
@@ -931,6 +935,9 @@ typedef struct convsel_conv_sample {
     int threads;
     double network_ms, alone_ms; /* medians */
     convsel_problem problem;      /* the layer's */
+    /* The weights as the primitive kept them (convsel_instance_weights_bytes);
+     * the price calibrate fits is per MB of plain weights all the same. */
+    size_t weights_bytes;
 } convsel_conv_sample;
 
 /*
@@ -1022,6 +1029,10 @@ convsel_status convsel_runner_layer_ms(const convsel_runner *runner, size_t laye
  * into *conv_ms; its input and weights are then in cache, as a profiled
  * layer's are. Returns OK, INVALID_ARGUMENT or the convolution's error. */
 convsel_status convsel_runner_layer_alone_ms(convsel_runner *runner, size_t layer, int reps, double *conv_ms);
+/* The bytes of weights the layer's convolution keeps
+ * (convsel_instance_weights_bytes) into *bytes. Returns OK or
+ * INVALID_ARGUMENT. */
+convsel_status convsel_runner_layer_weights_bytes(const convsel_runner *runner, size_t layer, size_t *bytes);
 /* The reorder that brings layer's input from the boundary layout (on the
  * first layer or an unconnected one, where it reads another layout): its
  * median over the timed passes into *in_network_ms, and its median run

@@ -218,6 +218,7 @@ static convsel_status direct_simd_create(const convsel_problem *problem, int thr
     impl->src_layout = B == 16 ? CONVSEL_LAYOUT_NCHW16C : CONVSEL_LAYOUT_NCHW8C;
     impl->dst_layout = impl->src_layout;
     impl->workspace_bytes = 0;
+    impl->weights_bytes = wsize * sizeof(float);
     impl->state = s;
     return CONVSEL_OK;
 }

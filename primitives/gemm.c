@@ -193,6 +193,7 @@ static convsel_status gemm_create(const char *name, int gather, const convsel_pr
         return convsel_error(CONVSEL_OUT_OF_MEMORY, "%s: out of memory for weights", name);
     }
     memcpy(s->weights, weights, wn * sizeof(float));
+    impl->weights_bytes = wn * sizeof(float);
 
     const size_t ws_elems = (size_t)s->k * (size_t)s->n;
     s->per_pair = threads > 1 && p->mb * p->g >= threads;

@@ -327,6 +327,7 @@ static convsel_status onednn_create(const struct onednn_variant *v, const convse
     const char *step = "the convolution";
     const dnnl_memory_desc_t *scratch_md = dnnl_primitive_desc_query_md(pd, dnnl_query_scratchpad_md, 0);
     size_t scratch_bytes = dnnl_memory_desc_get_size(scratch_md);
+    size_t weights_bytes = dnnl_memory_desc_get_size(dnnl_primitive_desc_query_md(pd, dnnl_query_weights_md, 0));
     st = dnnl_primitive_create(&s->conv, pd);
     if (st == dnnl_success) {
         step = "the tensors";
@@ -354,6 +355,7 @@ static convsel_status onednn_create(const struct onednn_variant *v, const convse
     impl->src_layout = src_layout;
     impl->dst_layout = dst_layout;
     impl->workspace_bytes = scratch_bytes;
+    impl->weights_bytes = weights_bytes;
     return CONVSEL_OK;
 }
 

@@ -23,6 +23,10 @@ struct convsel_impl {
      * from run to run (transformed weights, zeros a kernel relies on) is
      * state, not workspace. */
     size_t workspace_bytes;
+    /* Bytes of the weights as create() keeps them in state: transformed
+     * (Winograd), blocked and padded to the vector width, or plain: what a
+     * network reads from memory where the layers in between evicted them. */
+    size_t weights_bytes;
     void *state;
 };
 

@@ -39,6 +39,7 @@ static convsel_status reference_create(const convsel_problem *problem, int threa
     impl->src_layout = CONVSEL_LAYOUT_NCHW;
     impl->dst_layout = CONVSEL_LAYOUT_NCHW;
     impl->workspace_bytes = 0;
+    impl->weights_bytes = n * sizeof(float);
     impl->state = s;
     return CONVSEL_OK;
 }

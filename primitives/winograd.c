@@ -334,6 +334,7 @@ static convsel_status winograd_create_variant(int variant, const convsel_problem
     s->m_offset = (v_floats + 15) / 16 * 16;
     s->m_copies = copies;
     s->u = convsel_alloc(u_floats * sizeof(float));
+    impl->weights_bytes = u_floats * sizeof(float);
     if (!s->u) {
         winograd_destroy(impl);
         return convsel_error(CONVSEL_OUT_OF_MEMORY, "winograd: out of memory for %zu MiB of weights",

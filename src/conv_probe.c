@@ -45,9 +45,10 @@ static convsel_status time_pass(convsel_plan *plan, const unsigned char *on, siz
     for (size_t i = 0; i < plan->n_layers && st == CONVSEL_OK; i++) {
         if (!on[i])
             continue;
-        convsel_conv_sample s = {p, plan->threads, 0.0, 0.0, plan->layers[i].problem};
+        convsel_conv_sample s = {p, plan->threads, 0.0, 0.0, plan->layers[i].problem, 0};
         double reorder_ms;
         if ((st = convsel_runner_layer_ms(runner, i, &s.network_ms, &reorder_ms)) == CONVSEL_OK &&
+            (st = convsel_runner_layer_weights_bytes(runner, i, &s.weights_bytes)) == CONVSEL_OK &&
             (st = convsel_runner_layer_alone_ms(runner, i, timings, &s.alone_ms)) == CONVSEL_OK &&
             s.network_ms > 0 && s.alone_ms > 0) {
             out[(*n_out)++] = s;

@@ -206,6 +206,11 @@ size_t convsel_instance_workspace_bytes(const convsel_instance *instance)
     return instance->impl.workspace_bytes;
 }
 
+size_t convsel_instance_weights_bytes(const convsel_instance *instance)
+{
+    return instance->impl.weights_bytes;
+}
+
 size_t convsel_instance_primitive(const convsel_instance *instance)
 {
     return instance->index;

@@ -399,6 +399,18 @@ convsel_status convsel_runner_layer_alone_ms(convsel_runner *r, size_t layer, in
     return convsel_error(CONVSEL_INVALID_ARGUMENT, "convsel_runner_layer_alone_ms: no layer %zu", layer + 1);
 }
 
+convsel_status convsel_runner_layer_weights_bytes(const convsel_runner *r, size_t layer, size_t *bytes)
+{
+    if (!r || !bytes || layer >= r->n_layers)
+        return convsel_error(CONVSEL_INVALID_ARGUMENT, "convsel_runner_layer_weights_bytes: bad arguments");
+    for (size_t i = 0; i < r->n_steps; i++)
+        if (r->steps[i].kind == STEP_CONV && r->steps[i].layer == layer) {
+            *bytes = convsel_instance_weights_bytes(r->steps[i].conv);
+            return CONVSEL_OK;
+        }
+    return convsel_error(CONVSEL_INVALID_ARGUMENT, "convsel_runner_layer_weights_bytes: no layer %zu", layer + 1);
+}
+
 convsel_status convsel_runner_entry_ms(convsel_runner *r, size_t layer, int reps, double *in_network_ms,
                                       double *alone_ms)
 {

@@ -1630,7 +1630,7 @@ static convsel_model *test_network_weights(const convsel_model *calibrated, cons
         char desc[96];
         const int64_t c = 16 << (i % 6), hw = 112 >> (i % 6);
         snprintf(desc, sizeof desc, "mb1ic%" PRId64 "ih%" PRId64 "oc%" PRId64 "oh%" PRId64 "kh3ph1", c, hw, c, hw);
-        s[i] = (convsel_conv_sample){direct, 1, 0.0, 0.05 + 0.01 * (double)(i % 17), {0}};
+        s[i] = (convsel_conv_sample){direct, 1, 0.0, 0.05 + 0.01 * (double)(i % 17), {0}, 0};
         CHECK_EQ(convsel_problem_parse(desc, &s[i].problem), CONVSEL_OK);
         s[i].network_ms = s[i].alone_ms + 0.08 * sample_weights_mb(&s[i]) - (i == 7 ? 0.05 : 0.0);
         sum_mb += sample_weights_mb(&s[i]);

@@ -260,6 +260,11 @@ static void record_failure(struct primitive_stats *s, size_t i, const char *fmt,
     }
 }
 
+static int64_t pad64(int64_t n)
+{
+    return (n + 63) / 64 * 64;
+}
+
 /*
  * Tests primitive i on tc with threads threads. Returns 1 when tested, 0 when
  * the primitive declined (NOT_APPLICABLE from create) or failed to create.
@@ -279,6 +284,21 @@ static int test_one(size_t i, struct primitive_stats *s, struct test_case *tc, i
         snprintf(why, sizeof why, "%s: %s", convsel_status_str(st), convsel_last_error());
         record_failure(s, i, "create failed: %s", tc->desc, threads, why);
         return 0;
+    }
+    /* The weights it says it keeps: at least the plain ones (transformed,
+     * blocked and padded forms are larger), exactly those where it keeps
+     * them plain (the GEMM family, the reference), and no more than F(4,3)
+     * Winograd's 36 taps for 9 with groups and channels padded to 64. */
+    const size_t plain = (size_t)convsel_problem_weights_elems(p) * sizeof(float);
+    const size_t kept = convsel_instance_weights_bytes(inst);
+    const int keeps_plain = convsel_primitive_is_reference(i) || !strcmp(convsel_primitive_family(i), "gemm");
+    const int64_t most = 4 * pad64(p->g) * pad64(p->oc / p->g) * pad64(p->ic / p->g) * p->kh * p->kw *
+                         (int64_t)sizeof(float);
+    if (kept < plain || kept > (size_t)most || (keeps_plain && kept != plain)) {
+        snprintf(why, sizeof why, "keeps %zu bytes of weights, plain ones are %zu", kept, plain);
+        record_failure(s, i, "%s", tc->desc, threads, why);
+    } else {
+        check_passed++;
     }
     const size_t wbytes = convsel_instance_workspace_bytes(inst);
     void *ws = NULL;

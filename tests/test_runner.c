@@ -595,11 +595,11 @@ static void test_cold_probe(void)
  */
 static void test_conv_keep_pass(void)
 {
-    convsel_conv_sample a[2] = {{0, 1, 2.0, 1.0, {0}}, {0, 1, 4.0, 3.0, {0}}};
-    convsel_conv_sample slow[2] = {{0, 1, 2.5, 1.0, {0}}, {0, 1, 4.5, 3.0, {0}}};   /* more excess, more time */
-    convsel_conv_sample fast[2] = {{0, 1, 1.9, 0.4, {0}}, {0, 1, 3.9, 2.5, {0}}};   /* more excess, less time */
-    convsel_conv_sample lean[2] = {{0, 1, 2.0, 1.5, {0}}, {0, 1, 4.0, 3.5, {0}}};   /* less excess, more time */
-    convsel_conv_sample other = {1, 1, 9.0, 9.0, {0}};
+    convsel_conv_sample a[2] = {{0, 1, 2.0, 1.0, {0}, 0}, {0, 1, 4.0, 3.0, {0}, 0}};
+    convsel_conv_sample slow[2] = {{0, 1, 2.5, 1.0, {0}, 0}, {0, 1, 4.5, 3.0, {0}, 0}};   /* more excess, more time */
+    convsel_conv_sample fast[2] = {{0, 1, 1.9, 0.4, {0}, 0}, {0, 1, 3.9, 2.5, {0}, 0}};   /* more excess, less time */
+    convsel_conv_sample lean[2] = {{0, 1, 2.0, 1.5, {0}, 0}, {0, 1, 4.0, 3.5, {0}, 0}};   /* less excess, more time */
+    convsel_conv_sample other = {1, 1, 9.0, 9.0, {0}, 0};
     convsel_conv_sample *s = NULL;
     size_t n = 0;
     convsel_conv_kept kept = {0}, kept_other = {0};
@@ -646,6 +646,21 @@ static void test_conv_probe(void)
         CHECK(isfinite(s[i].network_ms) && isfinite(s[i].alone_ms));
         if (s[i].primitive < n_prim)
             per[s[i].primitive]++;
+        /* The weights the layer's instance kept, as one made here keeps. */
+        const size_t elems = convsel_problem_weights_elems(&s[i].problem);
+        float *w = calloc(elems, sizeof *w);
+        convsel_instance *inst = NULL;
+        CHECK(w != NULL);
+        if (w && s[i].primitive < n_prim &&
+            convsel_instance_create(s[i].primitive, &s[i].problem, 1, w, &inst) == CONVSEL_OK) {
+            CHECK_EQ(s[i].weights_bytes, convsel_instance_weights_bytes(inst));
+            CHECK(s[i].weights_bytes >= elems * sizeof(float));
+        } else {
+            CHECK_MSG(0, "%s on %s: %s", convsel_primitive_name(s[i].primitive), s[i].problem.name,
+                      convsel_last_error());
+        }
+        convsel_instance_destroy(inst);
+        free(w);
     }
     for (size_t p = 0; p < n_prim; p++) {
         size_t fits = 0;
