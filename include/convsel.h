@@ -390,6 +390,7 @@ typedef struct convsel_measurement {
     double gflops;         /* convsel_problem_flops / median time */
     size_t kernel;         /* the primitive whose kernel ran (convsel_primitive_runs_as);
                               SIZE_MAX when the library could not say */
+    size_t weights_bytes;  /* the weights its instance kept (convsel_instance_weights_bytes) */
 } convsel_measurement;
 
 /*

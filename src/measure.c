@@ -150,6 +150,7 @@ convsel_status convsel_measure_problem(const convsel_problem *problem, int threa
         n++; /* from here on the candidate's resources are freed with the rest */
         if (st != CONVSEL_OK)
             goto done;
+        out[i].weights_bytes = convsel_instance_weights_bytes(c->instance);
         if (convsel_primitive_runs_as(i, problem, threads, &out[i].kernel) != CONVSEL_OK)
             out[i].kernel = SIZE_MAX; /* recorded as unknown, the measurement stands */
         st = candidate_prepare(c, problem, src_nchw);

@@ -75,7 +75,8 @@ applicable = 0
 for r in results:
     if r.get("applicable") is True:
         applicable += 1
-        want = {"primitive", "family", "applicable", "min_ms", "median_ms", "gflops", "src_layout", "dst_layout"}
+        want = {"primitive", "family", "applicable", "min_ms", "median_ms", "gflops", "src_layout", "dst_layout",
+                "weights_bytes"}
         if set(r) != want:
             errors.append("keys of %s: %s" % (r.get("primitive"), sorted(r)))
             continue
@@ -89,6 +90,16 @@ for r in results:
         for k in ("src_layout", "dst_layout"):
             if r[k] not in ("nchw", "nhwc", "nChw8c", "nChw16c"):
                 errors.append("%s: %s %r" % (r["primitive"], k, r[k]))
+        # 8x8x3x3 plain weights are 2304 bytes: the GEMM family keeps them
+        # as they are, F(4,3) Winograd its 6x6 transforms (4x at least),
+        # every primitive at least the plain ones.
+        wb, plain = r["weights_bytes"], 8 * 8 * 3 * 3 * 4
+        if not isinstance(wb, int) or wb < plain:
+            errors.append("%s: weights_bytes %r, plain ones are %d" % (r["primitive"], wb, plain))
+        elif r["family"] == "gemm" and wb != plain:
+            errors.append("%s keeps %d bytes of plain weights, not %d" % (r["primitive"], wb, plain))
+        elif r["primitive"] == "winograd_4x4_3x3" and wb < 4 * plain:
+            errors.append("winograd_4x4_3x3 keeps %d bytes, less than its transforms' %d" % (wb, 4 * plain))
     elif r.get("applicable") is False:
         seen_inapplicable = True
         if set(r) != {"primitive", "family", "applicable", "reason"} or not r["reason"]:

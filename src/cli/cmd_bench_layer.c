@@ -15,7 +15,8 @@ static void usage(FILE *out)
             "\n"
             "Times every applicable primitive on the layer DESC (a benchdnn descriptor such as\n"
             "mb1ic64ih56oc64oh56kh3ph1) against each other in interleaved rounds, and prints them\n"
-            "fastest (lowest median) first, then the inapplicable ones with their reason.\n"
+            "fastest (lowest median) first, then the inapplicable ones with their reason, and\n"
+            "the weights each keeps in kB (transformed by Winograd, blocked and padded, or plain).\n"
             "\n"
             "  --threads N        OpenMP threads per primitive (default 1)\n"
             "  --mb N             override the batch size of DESC\n"
@@ -142,6 +143,7 @@ static void print_json(const char *desc, int threads, const convsel_measurement 
             cli_json_string(convsel_layout_name(r->src_layout));
             printf(", \"dst_layout\": ");
             cli_json_string(convsel_layout_name(r->dst_layout));
+            printf(", \"weights_bytes\": %zu", r->weights_bytes);
         } else {
             printf(", \"applicable\": false, \"reason\": ");
             cli_json_string(r->why);
@@ -154,17 +156,17 @@ static void print_json(const char *desc, int threads, const convsel_measurement 
 static void print_table(const char *desc, int threads, const convsel_measurement *m, const size_t *order, size_t n)
 {
     printf("problem: %s\nthreads: %d\n\n", desc, threads);
-    printf("%-20s %-12s %10s %10s %9s %6s  %s\n", "primitive", "family", "min ms", "median ms", "GFLOP/s", "runs",
-           "src -> dst");
+    printf("%-20s %-12s %10s %10s %9s %6s %10s  %s\n", "primitive", "family", "min ms", "median ms", "GFLOP/s",
+           "runs", "weights kB", "src -> dst");
     size_t k = 0;
     for (; k < n && m[order[k]].applicable; k++) {
         const convsel_measurement *r = &m[order[k]];
         char layouts[64];
         snprintf(layouts, sizeof layouts, "%s -> %s", convsel_layout_name(r->src_layout),
                  convsel_layout_name(r->dst_layout));
-        printf("%-20s %-12s %10.4f %10.4f %9.2f %6d  %s\n", convsel_primitive_name(r->primitive),
+        printf("%-20s %-12s %10.4f %10.4f %9.2f %6d %10.1f  %s\n", convsel_primitive_name(r->primitive),
                convsel_primitive_family(r->primitive), r->timing.min_ms, r->timing.median_ms, r->gflops,
-               r->timing.runs, layouts);
+               r->timing.runs, (double)r->weights_bytes / 1e3, layouts);
     }
     if (k == 0)
         printf("(no applicable primitive)\n");
