@@ -1533,6 +1533,8 @@ convsel_calibrate_method convsel_calibrate_default_method(const convsel_dataset 
                                                           const convsel_dataset *target_samples);
 
 /* Provenance of one calibration of a model. */
+/* The model primitives (its first ones) a calibration prices weights for. */
+#define CONVSEL_NETWORK_PRIMITIVES 32
 typedef struct convsel_calibration_info {
     char source_model[17];   /* id of the model it was calibrated from */
     convsel_calibrate_method method;
@@ -1587,6 +1589,9 @@ typedef struct convsel_calibration_info {
      * 0: no primitive pays anything there). */
     size_t network_samples;
     double network_price_min[CONVSEL_REORDER_MODEL_THREADS], network_price_max[CONVSEL_REORDER_MODEL_THREADS];
+    /* Each price: model primitive j (convsel_model_primitive_name) at a
+     * thread slot, ms per MB of plain weights (0: nothing measured). */
+    double network_ms_per_mb[CONVSEL_NETWORK_PRIMITIVES][CONVSEL_REORDER_MODEL_THREADS];
 } convsel_calibration_info;
 
 /*
@@ -1650,7 +1655,6 @@ double convsel_model_cold_read_ms(const convsel_model *model, const convsel_fing
  * sample with no primitive, threads or valid problem, or a time that is not
  * positive and finite) or NOT_FOUND.
  */
-#define CONVSEL_NETWORK_PRIMITIVES 32
 convsel_status convsel_model_calibrate_network(convsel_model *model, const convsel_fingerprint *cpu,
                                                const convsel_conv_sample *samples, size_t n);
 /* What model primitive j adds inside a network on cpu at threads for

@@ -174,6 +174,7 @@ convsel_status convsel_model_calibration(const convsel_model *model, size_t i, c
     info->cold_samples = (size_t)cal->cold_samples;
     memcpy(info->cold_ms_per_mb, cal->cold_ms_per_mb, sizeof info->cold_ms_per_mb);
     info->network_samples = (size_t)cal->network_samples;
+    memcpy(info->network_ms_per_mb, cal->network_ms_per_mb, sizeof info->network_ms_per_mb);
     for (int t = 0; t < CONVSEL_REORDER_MODEL_THREADS; t++) {
         double lo = 0.0, hi = 0.0;
         for (size_t j = 0; j < CONVSEL_NETWORK_PRIMITIVES && j < cal->n_primitives; j++) {

@@ -56,6 +56,38 @@ done
 grep -Eq '"method": "(linear|both)", "chosen_by_auto": true, "method_by_default": false, "method_asked": "linear-or-both"' \
     "$tmp/out" || fail "the default without datasets: $(cat "$tmp/out")"
 [ -s "$tmp/cal.msgpack" ] || fail "no calibrated model written"
+# convsel model reads the calibration back as calibrate reported it.
+cp "$tmp/out" "$tmp/cal.json"
+"$convsel" model --model "$tmp/cal.msgpack" --json >"$tmp/model.json" 2>"$tmp/err" \
+    || fail "model --json on the calibration exited $?: $(cat "$tmp/err")"
+"$convsel" model --model "$tmp/cal.msgpack" >"$tmp/model.txt" 2>"$tmp/err" \
+    || fail "model on the calibration exited $?: $(cat "$tmp/err")"
+grep -q "^calibrations: 1$" "$tmp/model.txt" || fail "model: no calibration listed: $(cat "$tmp/model.txt")"
+python3 - "$tmp/cal.json" "$tmp/model.json" <<'PY' || failed=1
+import json, sys
+cal = json.loads(open(sys.argv[1]).read().strip().splitlines()[-1])
+doc = json.load(open(sys.argv[2]))
+errors = []
+cs = doc.get("calibrations", [])
+if len(cs) != 1:
+    sys.exit(print("FAIL: model --json: calibrations %r" % cs, file=sys.stderr) or 1)
+c = cs[0]
+for key in ("samples", "source_model", "method", "cold_samples", "network_samples", "reorder_samples"):
+    if c.get(key) != cal.get(key):
+        errors.append("%s %r, calibrate said %r" % (key, c.get(key), cal.get(key)))
+if c["cpu"]["isa_cap"] != "avx2" or c.get("threads") != [1]:
+    errors.append("cpu cap %r, threads %r" % (c["cpu"]["isa_cap"], c.get("threads")))
+if sorted(c.get("network_ms_per_mb", {})) != sorted(doc["primitives"]):
+    errors.append("weights prices for %r" % sorted(c.get("network_ms_per_mb", {})))
+prices = [v.get("1", -1) for v in c["network_ms_per_mb"].values()]
+if cal.get("network_samples") and abs(max(prices) - cal["network_ms_per_mb"]["1"][1]) > 1e-4:
+    errors.append("largest weights price %r, calibrate said %r" % (max(prices), cal["network_ms_per_mb"]["1"]))
+if cal.get("cold_samples") and abs(c["cold_ms_per_mb"]["1"] - cal["cold_ms_per_mb"]["1"]) > 1e-4:
+    errors.append("cold price %r, calibrate said %r" % (c["cold_ms_per_mb"], cal["cold_ms_per_mb"]))
+for e in errors:
+    print("FAIL: model --json on a calibration: " + e, file=sys.stderr)
+sys.exit(1 if errors else 0)
+PY
 "$convsel" dataset info "$tmp/samples.msgpack" >"$tmp/info" 2>&1 || fail "--data wrote no readable dataset"
 grep -q "3 configurations" "$tmp/info" || fail "--data: expected 3 configurations: $(cat "$tmp/info")"
 

@@ -1663,6 +1663,10 @@ static convsel_model *test_network_weights(const convsel_model *calibrated, cons
     CHECK_NEAR(info.network_price_max[0], want_direct, 1e-12);
     CHECK_NEAR(info.network_price_max[1], want_wino, 1e-12);
     CHECK_EQ(info.network_price_max[2], 0.0);
+    CHECK_NEAR(info.network_ms_per_mb[j_direct][0], want_direct, 1e-12);
+    CHECK_NEAR(info.network_ms_per_mb[j_wino][1], want_wino, 1e-12);
+    CHECK_EQ(info.network_ms_per_mb[j_wino][0], 0.0);
+    CHECK_EQ(info.network_ms_per_mb[2][0], 0.0);
     /* A layer far slower: clamped. */
     convsel_conv_sample slow = s[5];
     slow.network_ms = slow.alone_ms + 1000.0;

@@ -100,5 +100,6 @@ int cmd_train(int argc, char **argv);
 int cmd_predict(int argc, char **argv);
 int cmd_eval(int argc, char **argv);
 int cmd_calibrate(int argc, char **argv);
+int cmd_model(int argc, char **argv);
 
 #endif

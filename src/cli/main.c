@@ -17,6 +17,7 @@ static const struct cli_command commands[] = {
     {"predict", cmd_predict, "predicted time of every applicable primitive, per layer"},
     {"eval", cmd_eval, "accuracy of a model, or cross-validation of training parameters"},
     {"calibrate", cmd_calibrate, "fit a model to this CPU from a few measurements"},
+    {"model", cmd_model, "what a model file holds: its CPUs, calibrations and prices"},
 };
 
 static void usage(FILE *out)
