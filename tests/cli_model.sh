@@ -22,7 +22,7 @@ grep -q "corrupt.msgpack" "$tmp/err" || fail "a corrupt file not named: $(cat "$
 # CPUs it was trained on, this CPU, and no calibration.
 expect_rc 0 model
 grep -Eq "^model [0-9a-f]{16}: [0-9]+ primitives \(" "$tmp/out" || fail "no model line: $(cat "$tmp/out")"
-grep -Eq "^trained on [0-9]+ CPU setups?:" "$tmp/out" || fail "no training CPUs: $(cat "$tmp/out")"
+grep -Eq "^describes [0-9]+ CPU setups? \(" "$tmp/out" || fail "no CPUs: $(cat "$tmp/out")"
 grep -q "^this CPU: " "$tmp/out" || fail "no line for this CPU: $(cat "$tmp/out")"
 grep -q "^calibrations: 0$" "$tmp/out" || fail "the shipped model has no calibration: $(cat "$tmp/out")"
 expect_rc 0 model --json
@@ -30,7 +30,7 @@ python3 - "$tmp/out" <<'PY' || failed=1
 import json, sys
 doc = json.load(open(sys.argv[1]))
 errors = []
-want = {"model", "primitives", "training", "trained_on", "this_cpu", "describes_this_cpu", "calibrations"}
+want = {"model", "primitives", "training", "cpus", "this_cpu", "describes_this_cpu", "calibrations"}
 if set(doc) != want:
     errors.append("keys %s" % sorted(doc))
 if len(doc.get("model", "")) != 16:
@@ -39,8 +39,8 @@ if "onednn_direct" not in doc.get("primitives", []):
     errors.append("primitives %r" % doc.get("primitives"))
 cpu_keys = {"vendor", "model_name", "microarch", "isa_cap", "cores", "l1d_bytes", "l2_bytes", "l3_bytes",
             "onednn_version", "openblas_version", "openblas_kernels"}
-if not doc.get("trained_on") or any(set(c) != cpu_keys for c in doc["trained_on"] + [doc.get("this_cpu", {})]):
-    errors.append("CPUs %r" % doc.get("trained_on"))
+if not doc.get("cpus") or any(set(c) != cpu_keys for c in doc["cpus"] + [doc.get("this_cpu", {})]):
+    errors.append("CPUs %r" % doc.get("cpus"))
 if not isinstance(doc.get("describes_this_cpu"), bool) or doc.get("calibrations") != []:
     errors.append("describes %r, calibrations %r" % (doc.get("describes_this_cpu"), doc.get("calibrations")))
 if doc.get("training", {}).get("bags", 0) < 1:

@@ -12,12 +12,12 @@ static void usage(FILE *out)
     fprintf(out,
             "usage: convsel model [--model M] [--json]\n"
             "\n"
-            "Describes a model file: its id, primitives and training parameters, the CPUs of\n"
-            "its training data, whether it describes this CPU (or 'convsel calibrate' would\n"
-            "adapt it), and each calibration (newest first): the CPU, the source model, the\n"
-            "method, samples, seed and cross-validated error, the thread counts measured, and\n"
-            "the prices measured inside networks: the factor on reorders, cold reads and each\n"
-            "primitive's weights, per thread slot (1, 2, 3, 4+ threads).\n"
+            "Describes a model file: its id, primitives and training parameters, the CPU setups\n"
+            "it describes (its training data's and its calibrations'), whether this CPU is one\n"
+            "(else 'convsel calibrate' adapts it), and each calibration, newest first: the CPU,\n"
+            "the source model, the method, samples, seed and cross-validated error, the thread\n"
+            "counts measured, and the prices measured inside networks: the factor on reorders,\n"
+            "cold reads and each primitive's weights, per thread slot (1, 2, 3, 4+ threads).\n"
             "\n"
             "  --model M   model file (default: the shipped models/default.msgpack)\n"
             "  --json      one JSON document instead of text\n");
@@ -201,7 +201,7 @@ int cmd_model(int argc, char **argv)
             cli_json_string(convsel_model_primitive_name(model, j));
         }
         printf("], \"training\": {\"trees\": %d, \"learning_rate\": %.6g, \"max_depth\": %d, \"bags\": %d, "
-               "\"seed\": %" PRIu64 "}, \"trained_on\": [",
+               "\"seed\": %" PRIu64 "}, \"cpus\": [",
                params->trees, params->learning_rate, params->max_depth, params->bags, params->seed);
         for (size_t i = 0; i < n_fp; i++) {
             printf("%s", i ? ", " : "");
@@ -222,7 +222,7 @@ int cmd_model(int argc, char **argv)
             printf("%s%s", j ? " " : "", convsel_model_primitive_name(model, j));
         printf("); %d bag%s of at most %d trees, learning rate %.3g, depth %d, seed %" PRIu64 "\n", params->bags,
                params->bags == 1 ? "" : "s", params->trees, params->learning_rate, params->max_depth, params->seed);
-        printf("trained on %zu CPU setup%s:\n", n_fp, n_fp == 1 ? "" : "s");
+        printf("describes %zu CPU setup%s (its training data's and its calibrations'):\n", n_fp, n_fp == 1 ? "" : "s");
         for (size_t i = 0; i < n_fp; i++) {
             printf("  ");
             text_cpu(convsel_model_fingerprint(model, i));
