@@ -403,6 +403,32 @@ typedef struct convsel_measurement {
 convsel_status convsel_measure_problem(const convsel_problem *problem, int threads, const unsigned char *selected,
                                        const convsel_timing_options *opts, convsel_measurement *out);
 
+/*
+ * What else the machine did while this process measured: a mark of the
+ * machine's busy and stolen CPU time (Linux's /proc/stat), this process's
+ * CPU time (all its threads) and the wall clock. Between two marks, the CPU
+ * time other processes used and the hypervisor stole, per second of wall
+ * time: in CPUs, so 1.0 is one CPU kept busy throughout. Interleaved timing
+ * cancels a slow spell that falls on every candidate alike; a measurement
+ * set against another taken seconds apart (a layer inside a network against
+ * alone, as calibrate's probes do) does not, and this says when to distrust
+ * one.
+ */
+typedef struct convsel_busy_mark {
+    double wall_s, busy_s, steal_s, self_s; /* busy_s, steal_s < 0: /proc/stat unreadable */
+} convsel_busy_mark;
+void convsel_busy_mark_now(convsel_busy_mark *mark);
+/* From a to b: *others_cpus (other processes, in CPUs) and *steal_cpus
+ * (either may be NULL). Returns 0, or -1 (both set to -1) where either mark
+ * has no /proc/stat or no time passed. */
+int convsel_busy_between(const convsel_busy_mark *a, const convsel_busy_mark *b, double *others_cpus,
+                         double *steal_cpus);
+/* The first line of /proc/stat's text ("cpu  user nice system idle iowait
+ * irq softirq steal ...", in clock ticks) into busy ticks (user, nice,
+ * system, irq, softirq; guest time is inside user) and steal ticks (0 where
+ * the kernel gives none). Returns 0, or -1 on text that is not such a line. */
+int convsel_proc_stat_parse(const char *text, double *busy_ticks, double *steal_ticks);
+
 /* ---------------------------------------------------------------- CPU fingerprint */
 
 typedef struct convsel_fingerprint {

@@ -49,7 +49,8 @@ for key in '"samples": 3, "samples_asked": 3, "samples_cut": false,' '"chosen_by
     '"model": "' '"isa": "avx2"' '"reorder_samples": ' '"reorder_seconds": ' '"reorder_scale": {' \
     '"reorder_fixed_ms": {' '"reorder_loo_error": {' \
     '"cold_samples": ' '"cold_seconds": ' '"cold_ms_per_mb": {' \
-    '"network_samples": ' '"network_seconds": ' '"network_ms_per_mb": {'; do
+    '"network_samples": ' '"network_seconds": ' '"network_ms_per_mb": {' '"busy_others_cpus": {"profile": ' \
+    '"busy_steal_cpus": {"profile": '; do
     grep -q "$key" "$tmp/out" || fail "calibrate --json lacks '$key': $(cat "$tmp/out")"
 done
 # Without the model's datasets the default method is linear-or-both, which records the method it chose.

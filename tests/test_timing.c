@@ -460,8 +460,56 @@ static void test_measure_problem(void)
     free(all);
 }
 
+/*
+ * What else the machine did: /proc/stat's first line parsed (busy = user,
+ * nice, system, irq, softirq; steal apart; an old kernel's four fields),
+ * other lines and junk refused; between two marks, the others' CPU time per
+ * second (this process's own taken out, never below 0) and the steal; marks
+ * without /proc/stat or without time between give -1; and real marks here.
+ */
+static void test_busy(void)
+{
+    double busy = -1, steal = -1;
+    CHECK_EQ(convsel_proc_stat_parse("cpu  100 20 30 400 5 6 7 8 9 0\n", &busy, &steal), 0);
+    CHECK_EQ(busy, 163.0);
+    CHECK_EQ(steal, 8.0);
+    CHECK_EQ(convsel_proc_stat_parse("cpu  1 2 3 4\n", &busy, &steal), 0);
+    CHECK_EQ(busy, 6.0);
+    CHECK_EQ(steal, 0.0);
+    CHECK_EQ(convsel_proc_stat_parse("cpu0 1 2 3 4 5 6 7 8\n", &busy, &steal), -1);
+    CHECK_EQ(convsel_proc_stat_parse("intr 1 2 3 4\n", &busy, &steal), -1);
+    CHECK_EQ(convsel_proc_stat_parse("cpu  1 2 x\n", &busy, &steal), -1);
+    CHECK_EQ(convsel_proc_stat_parse(NULL, &busy, &steal), -1);
+
+    convsel_busy_mark a = {10.0, 100.0, 5.0, 20.0}, b = {12.0, 104.0, 5.5, 21.0};
+    double others = 0, stolen = 0;
+    CHECK_EQ(convsel_busy_between(&a, &b, &others, &stolen), 0);
+    CHECK_NEAR(others, 1.5, 1e-12); /* (4 - 1) CPU-seconds over 2 s */
+    CHECK_NEAR(stolen, 0.25, 1e-12);
+    b.self_s = 26.0; /* the process counted more than the machine: 0, not negative */
+    CHECK_EQ(convsel_busy_between(&a, &b, &others, NULL), 0);
+    CHECK_EQ(others, 0.0);
+    convsel_busy_mark unknown = b;
+    unknown.busy_s = unknown.steal_s = -1.0;
+    CHECK_EQ(convsel_busy_between(&a, &unknown, &others, &stolen), -1);
+    CHECK(others == -1.0 && stolen == -1.0);
+    CHECK_EQ(convsel_busy_between(&a, &a, &others, &stolen), -1);
+
+    convsel_busy_mark m0, m1;
+    convsel_busy_mark_now(&m0);
+    volatile double x = 0;
+    for (long i = 0; i < 20000000; i++)
+        x += 1e-9;
+    convsel_busy_mark_now(&m1);
+    CHECK(m0.busy_s >= 0 && m1.busy_s >= m0.busy_s); /* Linux has /proc/stat */
+    CHECK(m1.self_s > m0.self_s && m1.wall_s > m0.wall_s);
+    CHECK_EQ(convsel_busy_between(&m0, &m1, &others, &stolen), 0);
+    CHECK(others >= 0 && stolen >= 0);
+}
+
 int main(void)
 {
+    test_busy();
     test_options();
     test_interleaved();
     test_failure();

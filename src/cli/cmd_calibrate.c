@@ -92,8 +92,12 @@ static void usage(FILE *out)
             "                     \"fit_fallback\" (retraining's share of --total-time-s, 0 when\n"
             "                     unbounded; how many ensembles it cut (one per bag, and per primitive\n"
             "                     in per-primitive mode), the fewest trees one kept, and\n"
-            "                     whether that was so few that linear-or-both was fitted instead)}\n"
-            "  --quiet            no progress on stderr\n"
+            "                     whether that was so few that linear-or-both was fitted instead),\n"
+            "                     \"busy_others_cpus\", \"busy_steal_cpus\" (per measurement: profile,\n"
+            "                     reorders, cold, convolutions, what other processes used and the\n"
+            "                     hypervisor stole meanwhile, in CPUs; over 0.25 together, a warning\n"
+            "                     on stderr says that measurement may be off)}\n"
+            "  --quiet            no progress on stderr (and no such warning)\n"
             "  --if-needed        when the model already describes this CPU (same CPU, ISA cap and\n"
             "                     instruction set of OpenBLAS's kernels) at every --threads count\n"
             "                     (its calibration's, else its datasets' where listed beside it),\n"
@@ -227,6 +231,65 @@ static int path_push(int argc, char **argv, int *i, const char **list, size_t *n
 static void text_slot(int t)
 {
     printf(" at %d%s thread%s", t + 1, t + 1 == CONVSEL_REORDER_MODEL_THREADS ? "+" : "", t ? "s" : "");
+}
+
+/* The measurements calibrate makes, for what else ran meanwhile. */
+enum { BUSY_PROFILE, BUSY_REORDERS, BUSY_COLD, BUSY_CONVOLUTIONS, BUSY_PHASES };
+static const char *const busy_phase_names[BUSY_PHASES] = {"profile", "reorders", "cold", "convolutions"};
+static const char *const busy_phase_text[BUSY_PHASES] = {"the samples were profiled", "the reorders were timed",
+                                                         "the cold reads were timed",
+                                                         "the convolutions were timed inside networks"};
+/* Other processes and the hypervisor together past this many CPUs on
+ * average during a measurement: calibrate says so. On a quiet 2-vCPU VM
+ * they used at most 0.023; one process spinning beside it throughout
+ * 0.83-0.88, for 8 s of a 24 s probe 0.33
+ * (bench/results/calibrate_busy_zen5vm2_session56.txt). */
+#define BUSY_WARN_CPUS 0.25
+
+static void busy_since(const convsel_busy_mark *mark, int phase, double *others, double *steal)
+{
+    convsel_busy_mark now;
+    convsel_busy_mark_now(&now);
+    convsel_busy_between(mark, &now, &others[phase], &steal[phase]);
+}
+
+/* One line on stderr per measurement that ran beside other work. */
+static void warn_busy(const double *others, const double *steal, int quiet)
+{
+    for (int k = 0; k < BUSY_PHASES && !quiet; k++)
+        if (others[k] >= 0 && others[k] + steal[k] > BUSY_WARN_CPUS)
+            fprintf(stderr,
+                    "convsel %s: warning: while %s, other processes used %.2f CPUs on average and the hypervisor "
+                    "stole %.2f: what was measured then may be off (a time inside a network is set against one "
+                    "taken seconds later, alone); calibrate again when the machine is quiet\n",
+                    CMD, busy_phase_text[k], others[k], steal[k]);
+}
+
+static void text_busy(const double *others, const double *steal)
+{
+    double most = -1.0, most_steal = 0.0;
+    for (int k = 0; k < BUSY_PHASES; k++)
+        if (others[k] >= 0 && others[k] + steal[k] > most) {
+            most = others[k] + steal[k];
+            most_steal = steal[k];
+        }
+    if (most >= 0)
+        printf("  beside the measurements: other processes and the hypervisor's steal used at most %.2f CPUs on "
+               "average (steal %.2f)\n",
+               most, most_steal);
+}
+
+/* Per phase that ran, {"profile": x, ...}. */
+static void json_phases(const double *v)
+{
+    putchar('{');
+    for (int k = 0, first = 1; k < BUSY_PHASES; k++) {
+        if (v[k] < 0)
+            continue;
+        printf("%s\"%s\": %.3f", first ? "" : ", ", busy_phase_names[k], v[k]);
+        first = 0;
+    }
+    putchar('}');
 }
 
 /* A value per measured thread slot (v[t] > 0) as a JSON object keyed "1",
@@ -525,6 +588,12 @@ int cmd_calibrate(int argc, char **argv)
     convsel_cold_sample *cold_samples = NULL;
     convsel_conv_sample *conv_samples = NULL;
     double profile_s = 0.0, fit_s = 0.0, reorder_s = 0.0, cold_s = 0.0, network_s = 0.0;
+    /* What other processes used (and the hypervisor stole) while each
+     * measurement ran, in CPUs (BUSY_PHASES; -1: not run or unknown). */
+    double others[BUSY_PHASES], steal[BUSY_PHASES];
+    convsel_busy_mark mark;
+    for (int k = 0; k < BUSY_PHASES; k++)
+        others[k] = steal[k] = -1.0;
     convsel_status st;
     int rc = cli_open_model(CMD, model_path, &source);
     if (rc != CLI_OK)
@@ -687,8 +756,10 @@ int cmd_calibrate(int argc, char **argv)
             deadline = t_start + fmax(total_time_s * 4 / 5 - probes_s, 0.0);
         double t0 = cli_now();
         size_t profiled = 0;
+        convsel_busy_mark_now(&mark);
         rc = cli_pool_profile(&cands, chosen, (size_t)samples, selected, &timing, &cpu, deadline, quiet || json,
                               target, &profiled);
+        busy_since(&mark, BUSY_PROFILE, others, steal);
         profile_s = cli_now() - t0;
         if (rc != CLI_OK)
             goto done;
@@ -765,9 +836,11 @@ int cmd_calibrate(int argc, char **argv)
     if (!from_data && reorder_time_s > 0) {
         double t0 = cli_now();
         struct probe p = {"reorders", selected, seed, &reorder_samples, NULL, NULL, &n_reorder_samples, &left_out};
+        convsel_busy_mark_now(&mark);
         rc = probe_pool(&cands, threads, n_threads, reorder_time_s,
                         probe_cap(t_start, total_time_s, reorder_time_s, probes_s),
                         quiet || json, &p);
+        busy_since(&mark, BUSY_REORDERS, others, steal);
         if (rc == CLI_OK) {
             convsel_fingerprint cpu;
             if ((st = convsel_fingerprint_get(&cpu)) != CONVSEL_OK ||
@@ -782,9 +855,11 @@ int cmd_calibrate(int argc, char **argv)
     if (!from_data && cold_time_s > 0) {
         double t0 = cli_now();
         struct probe p = {"cold reads", selected, seed, NULL, &cold_samples, NULL, &n_cold_samples, &left_out};
+        convsel_busy_mark_now(&mark);
         rc = probe_pool(&cands, threads, n_threads, cold_time_s,
                         probe_cap(t_start, total_time_s, cold_time_s, cold_time_s + network_time_s), quiet || json,
                         &p);
+        busy_since(&mark, BUSY_COLD, others, steal);
         if (rc == CLI_OK) {
             convsel_fingerprint cpu;
             if ((st = convsel_fingerprint_get(&cpu)) != CONVSEL_OK ||
@@ -798,8 +873,10 @@ int cmd_calibrate(int argc, char **argv)
     if (!from_data && network_time_s > 0) {
         double t0 = cli_now();
         struct probe p = {"convolutions", selected, seed, NULL, NULL, &conv_samples, &n_conv_samples, &left_out};
+        convsel_busy_mark_now(&mark);
         rc = probe_pool(&cands, threads, n_threads, network_time_s,
                         probe_cap(t_start, total_time_s, network_time_s, network_time_s), quiet || json, &p);
+        busy_since(&mark, BUSY_CONVOLUTIONS, others, steal);
         if (rc == CLI_OK) {
             convsel_fingerprint cpu;
             if ((st = convsel_fingerprint_get(&cpu)) != CONVSEL_OK ||
@@ -817,6 +894,7 @@ int cmd_calibrate(int argc, char **argv)
     double seconds = cli_now() - t_start;
     convsel_calibration_info info;
     convsel_model_calibration(calibrated, 0, &info);
+    warn_busy(others, steal, quiet);
     if (json) {
         printf("{\"samples\": %zu, \"samples_asked\": %ld, \"samples_cut\": %s, \"records\": %zu, \"method\": ",
                info.samples, samples, samples_cut ? "true" : "false", info.records);
@@ -866,6 +944,10 @@ int cmd_calibrate(int argc, char **argv)
                "\"fit_fallback\": %s, \"output\": ",
                left_out, params.time_limit_s, fit_cut, fit_fewest, fit_fallback ? "true" : "false");
         json_string(out_path);
+        printf(", \"busy_others_cpus\": ");
+        json_phases(others);
+        printf(", \"busy_steal_cpus\": ");
+        json_phases(steal);
         printf("}\n");
     } else {
         char at[256];
@@ -946,6 +1028,7 @@ int cmd_calibrate(int argc, char **argv)
                 }
             printf("%s in selection\n", priced ? "" : " nothing measurable");
         }
+        text_busy(others, steal);
         printf("  %.1f s (profiling %.1f s, fitting %.1f s, reorders %.1f s, cold reads %.1f s, convolutions in "
                "networks %.1f s); wrote %s\n",
                seconds, profile_s, fit_s, reorder_s, cold_s, network_s, out_path);
