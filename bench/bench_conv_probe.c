@@ -42,6 +42,7 @@
 
 #include "convsel.h"
 #include "internal.h"
+#include "../learner/model.h" /* convsel_price_per_mb, as calibrate prices */
 
 #define MAX_PRIMS 64
 #define MAX_REPS 32
@@ -110,7 +111,7 @@ static double cold_price(const convsel_network *net, int threads, const unsigned
         mb += (double)convsel_layout_elems(s[i].layout, s[i].mb, s[i].c, s[i].h, s[i].w) * sizeof(float) / 1e6;
     }
     free(s);
-    return fmin(fmax(excess / mb, 0.0), 1.0);
+    return convsel_price_per_mb(excess, mb, 0.0, 1.0);
 }
 
 /* One probe's price per primitive (NAN where it has no sample) into price,
@@ -137,7 +138,7 @@ static int probe(const convsel_network *net, int threads, const unsigned char *a
         count[s[i].primitive]++;
     }
     for (size_t p = 0; p < convsel_primitive_count(); p++) {
-        price[p] = count[p] ? fmin(fmax(excess[p] / (mb[p] + 1.0), 0.0), 1.0) : NAN;
+        price[p] = count[p] ? convsel_price_per_mb(excess[p], mb[p], 1.0, 1.0) : NAN;
         kept[p] = count[p] ? kept_mb[p] / mb[p] : NAN;
     }
     free(s);

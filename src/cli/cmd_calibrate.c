@@ -260,8 +260,7 @@ static void warn_busy(const double *others, const double *steal, int quiet)
         if (others[k] >= 0 && others[k] + steal[k] > BUSY_WARN_CPUS)
             fprintf(stderr,
                     "convsel %s: warning: while %s, other processes used %.2f CPUs on average and the hypervisor "
-                    "stole %.2f: what was measured then may be off (a time inside a network is set against one "
-                    "taken seconds later, alone); calibrate again when the machine is quiet\n",
+                    "stole %.2f: what was measured then may be off; calibrate again when the machine is quiet\n",
                     CMD, busy_phase_text[k], others[k], steal[k]);
 }
 
